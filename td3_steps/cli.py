@@ -1,0 +1,185 @@
+"""The command line: python -m td3_steps train | evaluate | render.
+
+python -m td3_steps train                      # the pendulum preset, about a minute on a laptop CPU
+python -m td3_steps train --preset walker2d-blog --out runs/walker
+python -m td3_steps train --resume runs/walker  # continue where the last checkpoint left off
+python -m td3_steps evaluate runs/pendulum-seed0
+python -m td3_steps render runs/pendulum-seed0  # writes runs/pendulum-seed0/agent.gif
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+from .agent import TD3, TrainingError
+from .checkpoint import CheckpointError
+from .config import PRESETS, ConfigError, get_preset
+from .envs import SpaceError, make_env
+from .metrics import MetricsCSV, plot_learning_curve
+from .progress import ProgressBar
+
+RUN_FILE = "run.json"
+CHECKPOINT = "checkpoint"
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (ConfigError, CheckpointError, SpaceError, TrainingError, ImportError, ValueError) as error:
+        sys.exit(f"error: {error}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m td3_steps", description="Train, evaluate and render TD3 agents.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="train TD3 and write a run directory")
+    train.add_argument("--preset", default="pendulum", choices=list(PRESETS), help="named recipe (default: pendulum)")
+    train.add_argument("--env", help="environment id, instead of the preset's")
+    train.add_argument("--steps", type=int, help="total environment steps (default: the preset's)")
+    train.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    train.add_argument("--out", help="run directory (default: runs/<preset>-seed<seed>)")
+    train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
+    train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    train.add_argument("--eval-freq", type=int, help="steps between evaluations (default: the preset's)")
+    train.add_argument("--eval-episodes", type=int, help="episodes per evaluation (default: 10)")
+    train.set_defaults(func=train_command)
+
+    evaluate = commands.add_parser("evaluate", help="evaluate a run's agent on deterministic episodes")
+    evaluate.add_argument("run_dir", help="a run directory (or a checkpoint directory)")
+    evaluate.add_argument("--episodes", type=int, default=10)
+    evaluate.add_argument("--device", default="auto")
+    evaluate.set_defaults(func=evaluate_command)
+
+    render = commands.add_parser("render", help="write a GIF (or MP4) of a run's agent")
+    render.add_argument("run_dir", help="a run directory (or a checkpoint directory)")
+    render.add_argument("--out", help="output file, .gif or .mp4 (default: RUN_DIR/agent.gif)")
+    render.add_argument("--max-steps", type=int, default=400, help="frames to record at most (default: 400)")
+    render.add_argument("--fps", type=int, default=30)
+    render.add_argument("--device", default="auto")
+    render.set_defaults(func=render_command)
+    return parser
+
+
+def _checkpoint_dir(path: str) -> Path:
+    path = Path(path)
+    return path / CHECKPOINT if (path / CHECKPOINT).is_dir() else path
+
+
+def train_command(args: argparse.Namespace) -> None:
+    if args.resume:
+        run_dir = Path(args.resume)
+        if not (run_dir / RUN_FILE).exists():
+            raise CheckpointError(
+                f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run."
+            )
+        run = json.loads((run_dir / RUN_FILE).read_text())
+        if args.steps is not None:
+            run["total_steps"] = args.steps
+        model = TD3.load(run_dir / CHECKPOINT, device=args.device)
+        metrics = MetricsCSV(run_dir / "metrics.csv", resume_from_step=model.num_steps)
+        print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
+    else:
+        preset = get_preset(args.preset)
+        run = {
+            "preset": args.preset,
+            "env_id": args.env or preset.env_id,
+            "seed": args.seed,
+            "total_steps": args.steps if args.steps is not None else preset.total_steps,
+            "eval_freq": args.eval_freq if args.eval_freq is not None else preset.eval_freq,
+            "eval_episodes": args.eval_episodes if args.eval_episodes is not None else preset.eval_episodes,
+            "config": preset.config.to_dict(),
+        }
+        run_dir = Path(args.out) if args.out else _free_dir(Path("runs") / f"{args.preset}-seed{args.seed}")
+        if (run_dir / RUN_FILE).exists():
+            raise ValueError(
+                f"{run_dir} already holds a run: continue it with --resume {run_dir}, or choose another --out."
+            )
+        model = TD3(run["env_id"], preset.config, seed=args.seed, device=args.device)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
+        metrics = MetricsCSV(run_dir / "metrics.csv")
+        print(f"Training {run['env_id']} ({args.preset} preset, seed {args.seed}) into {run_dir}.", file=sys.stderr)
+    if run["total_steps"] < 0:
+        raise ValueError("--steps must be a non-negative number of environment steps.")
+    _train(model, run, run_dir, metrics)
+
+
+def _free_dir(base: Path) -> Path:
+    path, n = base, 1
+    while path.exists():
+        path, n = base.with_name(f"{base.name}-{n}"), n + 1
+    return path
+
+
+def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
+    checkpoint = run_dir / CHECKPOINT
+    progress = ProgressBar(run["total_steps"], start=model.num_steps)
+    time_offset, t0 = metrics.last_time(), time.perf_counter()
+    last_eval: dict = {}
+
+    def log(row: dict) -> None:
+        row["time_s"] = time_offset + time.perf_counter() - t0
+        metrics(row)
+        is_eval = "eval_return" in row
+        progress.update(row["step"], force=is_eval, **{k: v for k, v in row.items() if k != "step"})
+        if is_eval:
+            last_eval.update(row)
+            model.save(checkpoint, include_memory=True)
+
+    interrupted = []  # Ctrl-C stops training at the next step boundary, where the state is consistent
+
+    def on_step(m: TD3) -> bool:
+        progress.update(m.num_steps)
+        return not interrupted
+
+    previous_handler = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
+    try:
+        model.learn(
+            max(run["total_steps"] - model.num_steps, 0),
+            eval_freq=run["eval_freq"],
+            eval_episodes=run["eval_episodes"],
+            log=log,
+            callback=on_step,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous_handler)
+        progress.close()
+    model.save(checkpoint, include_memory=True)
+    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png", title=f"TD3 on {run['env_id']}")
+    if interrupted:
+        print(f"Interrupted at step {model.num_steps}; checkpoint saved. Continue with:"
+              f" python -m td3_steps train --resume {run_dir}", file=sys.stderr)  # fmt: skip
+        sys.exit(130)
+    if last_eval.get("step") != model.num_steps:
+        mean, std = model.evaluate(run["eval_episodes"])
+        log({"step": model.num_steps, "eval_return": mean, "eval_return_std": std})
+    elapsed = time_offset + time.perf_counter() - t0
+    print(
+        f"Final evaluation after {model.num_steps} steps: {last_eval['eval_return']:.1f} ± {last_eval['eval_return_std']:.1f}"
+        f" over {run['eval_episodes']} deterministic episodes ({elapsed:.0f} s of training).\n"
+        f"Run directory: {run_dir} (metrics.csv, learning_curve.png, checkpoint/)"
+    )
+
+
+def evaluate_command(args: argparse.Namespace) -> None:
+    model = TD3.load(_checkpoint_dir(args.run_dir), device=args.device, memory=False)
+    mean, std = model.evaluate(args.episodes)
+    print(f"{model.env_id}: {mean:.1f} ± {std:.1f} over {args.episodes} deterministic episodes")
+
+
+def render_command(args: argparse.Namespace) -> None:
+    from .render import record_episode, write_video
+
+    model = TD3.load(_checkpoint_dir(args.run_dir), device=args.device, memory=False)
+    out = Path(args.out) if args.out else Path(args.run_dir) / "agent.gif"
+    env = make_env(model.env_id, render_mode="rgb_array")
+    frames, total = record_episode(model, env, args.max_steps)
+    write_video(frames, out, args.fps)
+    print(f"Wrote {out} ({len(frames)} frames, return {total:.1f})")

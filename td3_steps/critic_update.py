@@ -1,0 +1,45 @@
+"""Steps 10 to 12: score the stored (s, a), measure the error against y, step the critics.
+
+Q_1(s, a), Q_2(s, a)                                       (10, current Q)
+L(theta) = MSE(Q_1, y) + MSE(Q_2, y)                        (11, critic loss)
+theta_i <- Adam step on grad L                              (12, critic update)
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .shapes import check_column
+
+
+def current_q_values(critics: nn.Module, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Step 10: both critics score the stored pairs: (Q_1(s, a), Q_2(s, a)), each (B, 1).
+
+    Taught in notebooks/10_current_q.ipynb.
+    """
+    return critics(obs, action)
+
+
+def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> torch.Tensor:
+    """Step 11: L = MSE(Q_1, y) + MSE(Q_2, y), one target y for every critic.
+
+    Every Q and y must be (B, 1). Taught in notebooks/11_critic_loss.ipynb.
+    """
+    batch = target.shape[0]
+    check_column("target", target, batch)
+    for i, q in enumerate(q_values, start=1):
+        check_column(f"Q{i}", q, batch)
+    return sum(F.mse_loss(q, target) for q in q_values)
+
+
+def critic_update(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
+    """Step 12: backpropagate the critic loss and take one Adam step on the critics.
+
+    The target y carries no gradient (step 9), so nothing flows into the target networks.
+    Taught in notebooks/12_critic_update.ipynb.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()

@@ -1,0 +1,27 @@
+"""Steps 14 and 15: the targets trail the online networks, theta' <- tau theta + (1 - tau) theta'."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+@torch.no_grad()
+def polyak_update(online: nn.Module, target: nn.Module, tau: float) -> None:
+    """theta' <- tau * theta + (1 - tau) * theta', in place, for every parameter, without grad.
+
+    Step 14 applies it to the actor target, step 15 to the critic targets, in the same
+    iterations as the delayed actor update. The formula is NOT (1 - tau * theta'): with
+    tau = 0.005 each update moves each target parameter 0.5 % of the way to the online one.
+    `lerp_(end, weight)` computes exactly theta' + tau * (theta - theta'), fused over all
+    parameters. Taught in notebooks/14_polyak_actor_target.ipynb and 15_polyak_critic_targets.ipynb.
+    """
+    if not 0 < tau <= 1:
+        raise ValueError(f"tau must be in (0, 1], got {tau}.")
+    target_params = list(target.parameters())
+    online_params = list(online.parameters())
+    if len(target_params) != len(online_params) or any(
+        t.shape != o.shape for t, o in zip(target_params, online_params)
+    ):
+        raise ValueError("polyak_update needs a target with the same architecture as the online network.")
+    torch._foreach_lerp_(target_params, online_params, tau)

@@ -1,0 +1,45 @@
+"""Recording an agent: one deterministic episode as RGB frames, written to a GIF or an MP4."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+
+def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[list[np.ndarray], float]:
+    """Frames of one deterministic episode of `model` in `env` (made with render_mode='rgb_array')."""
+    obs, _ = env.reset(seed=seed)
+    frames, total = [env.render()], 0.0
+    for _ in range(max_steps):
+        action, _ = model.predict(obs)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        total += float(reward)
+        frames.append(env.render())
+        if terminated or truncated:
+            break
+    env.close()
+    return frames, total
+
+
+def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
+    """A GIF through Pillow (installed with matplotlib), or an MP4 through an ffmpeg on PATH."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".gif":
+        from PIL import Image
+
+        images = [Image.fromarray(frame) for frame in frames]
+        images[0].save(path, save_all=True, append_images=images[1:], duration=round(1000 / fps), loop=0)
+    elif path.suffix == ".mp4":
+        ffmpeg = shutil.which("ffmpeg")
+        if ffmpeg is None:
+            raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
+        height, width, _ = frames[0].shape
+        command = [ffmpeg, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
+                   "-r", str(fps), "-i", "-", "-pix_fmt", "yuv420p", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", str(path)]  # fmt: skip
+        subprocess.run(command, input=np.stack(frames).astype(np.uint8).tobytes(), check=True)
+    else:
+        raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")

@@ -1,0 +1,113 @@
+"""Step 1, the replay memory, and step 4, sampling a batch from it.
+
+Taught in notebooks/01_replay_memory.ipynb and notebooks/04_sample_a_batch.ipynb.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+
+class Batch(NamedTuple):
+    """N transitions. Rewards and flags are shaped (N, 1), like the Q-values they meet."""
+
+    obs: torch.Tensor  # (N, obs_dim)
+    action: torch.Tensor  # (N, action_dim)
+    reward: torch.Tensor  # (N, 1)
+    next_obs: torch.Tensor  # (N, obs_dim)
+    terminated: torch.Tensor  # (N, 1), 1.0 where s' is terminal: no bootstrap from it
+
+
+class ReplayMemory:
+    """Step 1: a ring buffer of transitions (s, a, r, s', terminated), stored as float32.
+
+    Preallocated tensors on `device`; once `capacity` transitions are stored, each new one
+    overwrites the oldest. `truncated` (the episode was cut by a time limit) is stored
+    apart from `terminated` and is never used to stop bootstrapping: a truncated state
+    is not terminal, its value is still r + gamma * Q(s', a').
+    """
+
+    def __init__(self, capacity: int, obs_dim: int, action_dim: int, device: str | torch.device = "cpu"):
+        if not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"ReplayMemory capacity must be a positive integer, got {capacity!r}.")
+        self.capacity = capacity
+        self.device = torch.device(device)
+
+        def zeros(*shape: int) -> torch.Tensor:
+            return torch.zeros(capacity, *shape, dtype=torch.float32, device=self.device)
+
+        self.obs = zeros(obs_dim)
+        self.action = zeros(action_dim)
+        self.reward = zeros(1)
+        self.next_obs = zeros(obs_dim)
+        self.terminated = zeros(1)
+        self.truncated = zeros(1)
+        self.position = 0  # where the next transition goes
+        self.size = 0  # how many transitions are stored
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self._tensors().values())
+
+    def add(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool = False) -> None:
+        """Store one transition at `position`, then advance it (wrapping at capacity)."""
+        i = self.position
+        self.obs[i] = _as_tensor(obs)
+        self.action[i] = _as_tensor(action)
+        self.reward[i] = float(reward)
+        self.next_obs[i] = _as_tensor(next_obs)
+        self.terminated[i] = float(terminated)
+        self.truncated[i] = float(truncated)
+        self.position = (i + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample(self, batch_size: int, generator: torch.Generator | None = None) -> Batch:
+        """Step 4: `batch_size` transitions drawn uniformly, with replacement, from those stored."""
+        if self.size == 0:
+            raise ValueError("The replay memory is empty: add transitions before sampling a batch.")
+        index = torch.randint(0, self.size, (batch_size,), device=self.device, generator=generator)
+        return Batch(
+            self.obs[index], self.action[index], self.reward[index], self.next_obs[index], self.terminated[index]
+        )
+
+    def state_dict(self) -> dict:
+        n = self.size
+        return {
+            **{name: t[:n].clone() for name, t in self._tensors().items()},
+            "position": self.position,
+            "size": n,
+            "capacity": self.capacity,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["capacity"] != self.capacity or state["obs"].shape[1:] != self.obs.shape[1:]:
+            raise ValueError(
+                f"The saved replay memory (capacity {state['capacity']}, observations {tuple(state['obs'].shape[1:])})"
+                f" does not fit this one (capacity {self.capacity}, observations {tuple(self.obs.shape[1:])})."
+            )
+        n = state["size"]
+        for name, tensor in self._tensors().items():
+            tensor[:n] = state[name].to(self.device)
+        self.position, self.size = state["position"], n
+
+    def _tensors(self) -> dict[str, torch.Tensor]:
+        return {
+            "obs": self.obs,
+            "action": self.action,
+            "reward": self.reward,
+            "next_obs": self.next_obs,
+            "terminated": self.terminated,
+            "truncated": self.truncated,
+        }
+
+
+def _as_tensor(x) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        return x
+    return torch.from_numpy(np.asarray(x, dtype=np.float32))

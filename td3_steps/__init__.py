@@ -20,6 +20,7 @@ from .config import PRESETS, ConfigError, TD3Config
 from .critic_update import critic_loss, critic_update, current_q_values
 from .envs import SpaceError, make_env
 from .networks import Actor, Critic, Critics, make_target
+from .policy import Policy
 from .polyak import polyak_update
 from .replay_memory import Batch, ReplayMemory
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
@@ -35,6 +36,7 @@ __all__ = [
     "SpaceError",
     "TrainingError",
     "make_env",
+    "Policy",
     "ReplayMemory",
     "Batch",
     "Actor",

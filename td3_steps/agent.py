@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 import warnings
 from collections.abc import Callable
@@ -26,21 +25,18 @@ from .config import TD3Config
 from .critic_update import critic_loss, critic_update, current_q_values
 from .envs import check_action_space, env_id_of, flat_observation_space, flatten_observation, make_env
 from .networks import Actor, Critics, make_target
+from .policy import Policy, derived_seed
 from .polyak import polyak_update
 from .replay_memory import ReplayMemory
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
-# Streams of derived seeds, so that training, evaluation and the two RNGs never share one.
-_ACTING, _UPDATES, _TRAIN_EPISODES, _EVAL_EPISODES = range(4)
+# Streams of derived seeds, so that training, evaluation (policy.EVAL_STREAM = 3) and the two
+# RNGs never share one.
+_ACTING, _UPDATES, _TRAIN_EPISODES = 0, 1, 2
 
 
 class TrainingError(RuntimeError):
     """Training cannot go on (a loss became NaN or infinite)."""
-
-
-def derived_seed(seed: int, stream: int, index: int = 0) -> int:
-    """A 32-bit seed for (seed, stream, index), independent across streams and indices."""
-    return int(np.random.SeedSequence([seed, stream, index]).generate_state(1)[0])
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -88,7 +84,7 @@ class TD3:
             # Step 2: the actor and its target.
             self.actor = Actor(obs_dim, self.action_low, self.action_high, config.net_arch, config.mixed_precision)
             # Step 3: the twin critics and their targets.
-            self.critics = Critics(obs_dim, action_dim, config.net_arch, mixed_precision=config.mixed_precision)
+            self.critics = Critics(obs_dim, action_dim, config.net_arch, config.n_critics, config.mixed_precision)
         self.actor.to(self.device)
         self.critics.to(self.device)
         self.actor_target = make_target(self.actor)
@@ -102,7 +98,7 @@ class TD3:
         self.update_rng = torch.Generator(self.device).manual_seed(derived_seed(self.seed, _UPDATES))
         self._low_on_device = self.action_low.to(self.device)
         self._high_on_device = self.action_high.to(self.device)
-        self._eval_env: gym.Env | None = None
+        self.policy = Policy(self.actor, self.env if self.env_id is None else self.env_id, config.exploration_noise)
 
         self.num_steps = 0  # environment steps taken in training
         self.critic_updates = 0  # gradient iterations; the policy delay counts these
@@ -229,57 +225,16 @@ class TD3:
 
     # ------------------------------------------------------------------ using the policy
     def predict(self, obs, deterministic: bool = True) -> tuple[np.ndarray, None]:
-        """The actor's action for one observation or a batch, as (action, None), numpy in and out.
-
-        With deterministic=False, exploration noise (config.exploration_noise of the
-        half-range, from torch's global RNG) is added and the action clipped to the bounds.
-        """
-        flat, batched = self._prepare_obs(obs)
-        with torch.no_grad():
-            action = self.actor(torch.as_tensor(flat, device=self.device)).cpu()
-            if not deterministic:
-                half_range = (self.action_high - self.action_low) / 2
-                action = action + torch.randn(action.shape) * (self.config.exploration_noise * half_range)
-                action = torch.clamp(action, self.action_low, self.action_high)
-        action = action.numpy()
-        shape = self.action_space.shape
-        return (action.reshape(len(action), *shape) if batched else action.reshape(shape)), None
-
-    def _prepare_obs(self, obs) -> tuple[np.ndarray, bool]:
-        space = self.observation_space
-        if not isinstance(space, gym.spaces.Box):
-            return flatten_observation(space, obs)[None], False
-        array = np.asarray(obs, dtype=np.float32)
-        if array.shape == space.shape:
-            return array.reshape(1, -1), False
-        if array.ndim == len(space.shape) + 1 and array.shape[1:] == space.shape:
-            return array.reshape(len(array), -1), True
-        raise ValueError(
-            f"predict expects one observation of shape {space.shape} or a batch of shape (n, {', '.join(map(str, space.shape))}),"
-            f" got an array of shape {array.shape}."
-        )
+        """The actor's action for one observation or a batch, as (action, None); see Policy.predict."""
+        return self.policy.predict(obs, deterministic)
 
     def evaluate(self, n_episodes: int = 10) -> tuple[float, float]:
-        """Mean and standard deviation of the return of `n_episodes` deterministic episodes.
+        """Mean and std of the return of `n_episodes` deterministic episodes; see Policy.evaluate."""
+        return self.policy.evaluate(n_episodes, seed=self.seed)
 
-        Runs in a separate env with fixed per-episode seeds, so every evaluation of a run
-        sees the same starting states and training is not disturbed.
-        """
-        if not isinstance(n_episodes, int) or n_episodes < 1:
-            raise ValueError(f"n_episodes must be a positive integer, got {n_episodes!r}.")
-        if self._eval_env is None:
-            self._eval_env = make_env(self.env_id) if self.env_id is not None else copy.deepcopy(self.env)
-        returns = []
-        for k in range(n_episodes):
-            obs, _ = self._eval_env.reset(seed=derived_seed(self.seed, _EVAL_EPISODES, k))
-            total, done = 0.0, False
-            while not done:
-                action, _ = self.predict(obs)
-                obs, reward, terminated, truncated, _ = self._eval_env.step(action)
-                total += float(reward)
-                done = terminated or truncated
-            returns.append(total)
-        return float(np.mean(returns)), float(np.std(returns))
+    def save_policy(self, path) -> None:
+        """Write the actor alone (a small file, for shipping); read it back with Policy.load."""
+        self.policy.save(path)
 
     # ------------------------------------------------------------------ checkpoints
     def save(self, path, include_memory: bool = False) -> None:
@@ -367,12 +322,12 @@ class _UpdateStats:
     """Running sums of the update's metrics, kept as tensors so that no update waits on the host."""
 
     def __init__(self, device: torch.device):
-        self.sums = torch.zeros(4, device=device)  # critic loss, actor loss, Q1 mean, Q2 mean
+        self.sums = torch.zeros(4, device=device)  # critic loss, actor loss, Q1 mean, Q2 (last critic) mean
         self.critic_count = 0
         self.actor_count = 0
 
     def record(self, loss: torch.Tensor, q_values, actor_loss: torch.Tensor | None) -> None:
-        q_means = [q.detach().mean() for q in q_values[:2]]
+        q_means = [q.detach().mean() for q in (q_values[0], q_values[-1])]
         self.sums += torch.stack(
             [loss.detach(), actor_loss if actor_loss is not None else loss.new_zeros(()), *q_means]
         )

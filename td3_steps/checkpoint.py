@@ -45,6 +45,14 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
     shutil.rmtree(old, ignore_errors=True)
 
 
+def save_atomically(file: Path, data) -> None:
+    """torch.save into `<file>.tmp`, then rename: the file is either the old one or the whole new one."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(file.name + ".tmp")
+    _write(tmp, lambda f: torch.save(data, f))
+    os.replace(tmp, file)
+
+
 def _write(file: Path, write) -> None:
     with open(file, "wb") as f:
         write(f)
@@ -73,15 +81,16 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
         raise CheckpointError(f"{path} is not a td3_steps checkpoint (meta.json has no format {FORMAT!r}).")
     if meta.get("version", 0) > VERSION:
         raise CheckpointError(f"{path} was written by a newer td3_steps (format {meta['version']}); upgrade td3_steps.")
-    state = _load(path / "state.pt", map_location)
+    state = load_tensors(path / "state.pt", map_location)
     memory_file = path / "replay_memory.pt"
-    replay = _load(memory_file, map_location) if memory and memory_file.exists() else None
+    replay = load_tensors(memory_file, map_location) if memory and memory_file.exists() else None
     return meta, state, replay
 
 
-def _load(file: Path, map_location) -> dict:
+def load_tensors(file: Path, map_location) -> dict:
+    """torch.load(weights_only=True), with a clear error for a missing, damaged or foreign file."""
     if not file.exists():
-        raise CheckpointError(f"The checkpoint is incomplete: {file} is missing.")
+        raise CheckpointError(f"{file} is missing.")
     try:
         return torch.load(file, map_location=map_location, weights_only=True)
     except Exception as error:  # torch raises many types for a damaged or foreign file

@@ -47,6 +47,9 @@ class TD3Config:
     """Standard deviation of the Gaussian acting noise, relative to the half-range."""
     net_arch: tuple[int, ...] = (400, 300)
     """Hidden layer sizes of the actor and of each critic."""
+    n_critics: int = 2
+    """Critics (and target critics); the target takes the minimum over all of them (step 8).
+    1 gives DDPG's single-critic target."""
     mixed_precision: bool = False
     """Run the hidden layers under bfloat16 autocast; weights, losses and targets stay fp32."""
 
@@ -76,6 +79,7 @@ class TD3Config:
             and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in self.net_arch),
             "a non-empty sequence of positive layer sizes, e.g. (400, 300)",
         )
+        _check_int(self, "n_critics", 1)
         _check(self, "mixed_precision", isinstance(self.mixed_precision, bool), "True or False")
 
     def replace(self, **changes) -> TD3Config:

@@ -71,10 +71,14 @@ class QuietReset(gym.Wrapper):
 def make_env(env_id: str, render_mode: str | None = None) -> gym.Env:
     """gym.make with the Bullet ids registered on demand and their native output silenced."""
     bullet = is_bullet_id(env_id)
+    if render_mode == "rgb_array":  # off-screen frames: keep pygame (classic control) from looking for a display
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     if bullet and env_id not in gym.registry:
         register_bullet_envs()
     try:
-        env = gym.make(env_id, render_mode=render_mode)
+        # gym.make imports the env's module, and with it pybullet, which prints its build time
+        with quiet_native_output() if bullet else contextlib.nullcontext():
+            env = gym.make(env_id, render_mode=render_mode)
     except gym.error.Error as error:
         raise ValueError(f"Cannot make environment {env_id!r}: {error}") from error
     return QuietReset(env) if bullet else env

@@ -1,0 +1,77 @@
+"""The command line: train writes a complete run directory, resume continues it exactly."""
+
+import csv
+import json
+
+import pytest
+from PIL import Image
+
+from td3_steps import TD3
+from td3_steps.cli import main
+from td3_steps.metrics import COLUMNS
+
+SHORT = ["--steps", "1300", "--eval-freq", "650", "--eval-episodes", "2"]
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_train_writes_a_run_directory(tmp_path, capsys):
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--seed", "1", *SHORT])
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint", "learning_curve.png", "metrics.csv", "run.json"]
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["env_id"] == "Pendulum-v1" and meta["total_steps"] == 1300 and meta["seed"] == 1
+    table = rows(run / "metrics.csv")
+    assert list(table[0]) == COLUMNS
+    evals = [r for r in table if r["eval_return"]]
+    assert [int(r["step"]) for r in evals] == [650, 1300]
+    episodes = [r for r in table if r["episode_return"]]
+    assert [int(r["step"]) for r in episodes] == [200, 400, 600, 800, 1000, 1200]
+    assert episodes[-1]["critic_loss"] and episodes[-1]["q1_mean"] and episodes[-1]["actor_loss"]
+    assert not episodes[0]["critic_loss"]  # no update yet during the random warm-up
+    assert Image.open(run / "learning_curve.png").size[0] > 300
+    out = capsys.readouterr().out
+    assert "Final evaluation after 1300 steps" in out and str(run) in out
+    assert TD3.load(run / "checkpoint", device="cpu").num_steps == 1300
+
+
+def test_resume_continues_to_the_same_result(tmp_path):
+    straight, split = tmp_path / "straight", tmp_path / "split"
+    main(["train", "--out", str(straight), *SHORT])
+    main(["train", "--out", str(split), "--steps", "650", "--eval-freq", "650", "--eval-episodes", "2"])
+    main(["train", "--resume", str(split), "--steps", "1300"])
+    def without_time(table):
+        return [{k: v for k, v in r.items() if k != "time_s"} for r in table]
+
+    assert len(rows(straight / "metrics.csv")) == 8  # 6 episodes and 2 evaluations (the last is the final one)
+    assert without_time(rows(straight / "metrics.csv")) == without_time(rows(split / "metrics.csv"))
+
+
+def test_evaluate_and_render(tmp_path, capsys):
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "200", "--eval-freq", "200", "--eval-episodes", "1"])
+    capsys.readouterr()
+    main(["evaluate", str(run), "--episodes", "2"])
+    assert capsys.readouterr().out.startswith("Pendulum-v1: ")
+    main(["render", str(run), "--max-steps", "20", "--out", str(tmp_path / "agent.gif")])
+    gif = Image.open(tmp_path / "agent.gif")
+    assert gif.n_frames == 21
+
+
+def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+    with pytest.raises(SystemExit, match="already holds a run.*--resume"):
+        main(["train", "--out", str(run), "--steps", "10"])
+    with pytest.raises(SystemExit, match="not a run directory"):
+        main(["train", "--resume", str(tmp_path / "nowhere")])
+    with pytest.raises(SystemExit, match="No checkpoint"):
+        main(["evaluate", str(tmp_path / "nowhere")])
+    with pytest.raises(SystemExit, match="choose a .gif or .mp4"):
+        main(["render", str(run), "--out", str(tmp_path / "agent.avi")])
+    with pytest.raises(SystemExit):
+        main(["train", "--preset", "nope"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err

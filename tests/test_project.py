@@ -1,0 +1,50 @@
+"""The project's own files agree: pyproject and environment.yml, the README and CI."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+README = (ROOT / "README.md").read_text()
+
+
+def pyproject_requirements() -> set[str]:
+    project = PYPROJECT["project"]
+    requirements = set(project["dependencies"])
+    for extra in ("bullet", "notebooks", "dev"):
+        requirements |= {r for r in project["optional-dependencies"][extra] if not r.startswith("td3_steps")}
+    return requirements
+
+
+def test_environment_yml_lists_the_same_dependencies():
+    lines = (ROOT / "environment.yml").read_text().splitlines()
+    start = lines.index("  - pip:")
+    pip_lines = [line.strip()[2:] for line in lines[start + 1 :] if line.strip().startswith("- ")]
+    assert set(pip_lines) - {"-e ."} == pyproject_requirements()
+    assert "-e ." in pip_lines
+
+
+def test_core_needs_no_pybullet_and_torch_is_a_range():
+    core = PYPROJECT["project"]["dependencies"]
+    assert not any("bullet" in r for r in core)
+    torch = [r for r in core if r.startswith("torch")]
+    assert torch == ["torch>=2.2"]
+
+
+def test_readme_quick_start_is_two_commands_and_ci_runs_the_test_one():
+    commands = re.findall(r"```bash\n(.*?)\n```", README.split("## Quick start")[1].split("\n## ")[0], re.S)
+    assert commands == ['pip install -e . && python -m td3_steps train', 'pip install -e ".[dev]" && pytest']
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert ci[-1] == commands[1]
+    torch_line = ci.index("python -m pip install -q torch==2.13.0")
+    assert torch_line < ci.index(commands[1])
+
+
+def test_package_and_notebooks_pass_ruff():
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "td3_steps", "tests", "scripts", "notebooks"],
+                            cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr

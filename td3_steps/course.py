@@ -50,5 +50,7 @@ def steps_table() -> str:
     lines = ["| step | piece of `td3_steps` | notebook | Colab |", "|---|---|---|---|"]
     for number, title, notebook, pieces in STEPS:
         code = ", ".join(f"`{piece}`" for piece in pieces)
-        lines.append(f"| {number}. {title} | {code} | [{notebook}](notebooks/{notebook}) | {badge}({colab_url(notebook)}) |")
+        lines.append(
+            f"| {number}. {title} | {code} | [{notebook}](notebooks/{notebook}) | {badge}({colab_url(notebook)}) |"
+        )
     return "\n".join(lines)

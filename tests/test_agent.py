@@ -62,7 +62,9 @@ def test_actor_and_targets_move_only_every_d_th_iteration():
         before = [params(m) for m in (model.actor, model.actor_target, model.critic_targets)]
         critics_before = params(model.critics)
         model.train_step()
-        moved = [not same(b, params(m)) for b, m in zip(before, (model.actor, model.actor_target, model.critic_targets))]
+        moved = [
+            not same(b, params(m)) for b, m in zip(before, (model.actor, model.actor_target, model.critic_targets))
+        ]
         assert moved == [iteration % 3 == 0] * 3
         assert not same(critics_before, params(model.critics))  # the critics move every iteration
 

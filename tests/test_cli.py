@@ -43,6 +43,7 @@ def test_resume_continues_to_the_same_result(tmp_path):
     main(["train", "--out", str(straight), *SHORT])
     main(["train", "--out", str(split), "--steps", "650", "--eval-freq", "650", "--eval-episodes", "2"])
     main(["train", "--resume", str(split), "--steps", "1300"])
+
     def without_time(table):
         return [{k: v for k, v in r.items() if k != "time_s"} for r in table]
 

@@ -37,7 +37,7 @@ def test_core_needs_no_pybullet_and_torch_is_a_range():
 
 def test_readme_quick_start_is_two_commands_and_ci_runs_the_test_one():
     commands = re.findall(r"```bash\n(.*?)\n```", README.split("## Quick start")[1].split("\n## ")[0], re.S)
-    assert commands == ['pip install -e . && python -m td3_steps train', 'pip install -e ".[dev]" && pytest']
+    assert commands == ["pip install -e . && python -m td3_steps train", 'pip install -e ".[dev]" && pytest']
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert ci[-1] == commands[1]
     torch_line = ci.index("python -m pip install -q torch==2.13.0")

@@ -25,6 +25,7 @@ from .progress import ProgressBar
 
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint"
+POLICY = "policy.pt"  # the actor alone: small enough to ship, read with td3_steps.Policy.load
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -152,6 +153,7 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         signal.signal(signal.SIGINT, previous_handler)
         progress.close()
     model.save(checkpoint, include_memory=True)
+    model.save_policy(run_dir / POLICY)
     plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png", title=f"TD3 on {run['env_id']}")
     if interrupted:
         print(f"Interrupted at step {model.num_steps}; checkpoint saved. Continue with:"
@@ -164,7 +166,7 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     print(
         f"Final evaluation after {model.num_steps} steps: {last_eval['eval_return']:.1f} ± {last_eval['eval_return_std']:.1f}"
         f" over {run['eval_episodes']} deterministic episodes ({elapsed:.0f} s of training).\n"
-        f"Run directory: {run_dir} (metrics.csv, learning_curve.png, checkpoint/)"
+        f"Run directory: {run_dir} (metrics.csv, learning_curve.png, policy.pt, checkpoint/)"
     )
 
 

@@ -21,7 +21,7 @@ def rows(path):
 def test_train_writes_a_run_directory(tmp_path, capsys):
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--seed", "1", *SHORT])
-    assert sorted(p.name for p in run.iterdir()) == ["checkpoint", "learning_curve.png", "metrics.csv", "run.json"]
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint", "learning_curve.png", "metrics.csv", "policy.pt", "run.json"]
     meta = json.loads((run / "run.json").read_text())
     assert meta["env_id"] == "Pendulum-v1" and meta["total_steps"] == 1300 and meta["seed"] == 1
     table = rows(run / "metrics.csv")

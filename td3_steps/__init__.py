@@ -10,19 +10,25 @@ Each step of the course is a named piece, importable alone:
     6  smooth_target_action        13  actor_loss, actor_update, policy_update_due
     7  target_q_values          14, 15  polyak_update
 
-and TD3 assembles them: TD3.train_step is one iteration, steps 4 to 15 in order.
+and TD3 assembles them: TD3.train_step is one iteration, steps 4 to 15 in order. Beyond the
+course: schedules (LinearSchedule), acting noise (GaussianNoise, OrnsteinUhlenbeckNoise), features
+extractors (NatureCNN for images), callbacks (EvalCallback).
 """
 
 from .actor_update import actor_loss, actor_update, policy_update_due
 from .agent import TD3, TrainingError
+from .callbacks import EvalCallback
 from .checkpoint import CheckpointError
 from .config import PRESETS, ConfigError, TD3Config
 from .critic_update import critic_loss, critic_update, current_q_values
 from .envs import SpaceError, make_env
+from .features import FlattenExtractor, NatureCNN
 from .networks import Actor, Critic, Critics, make_target
+from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .policy import Policy
 from .polyak import polyak_update
 from .replay_memory import Batch, ReplayMemory
+from .schedules import LinearSchedule
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
 __version__ = "0.1.0"
@@ -55,4 +61,10 @@ __all__ = [
     "actor_update",
     "policy_update_due",
     "polyak_update",
+    "LinearSchedule",
+    "GaussianNoise",
+    "OrnsteinUhlenbeckNoise",
+    "FlattenExtractor",
+    "NatureCNN",
+    "EvalCallback",
 ]

@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument("--eval-freq", type=int, help="steps between evaluations (default: the preset's)")
     train.add_argument("--eval-episodes", type=int, help="episodes per evaluation (default: 10)")
+    train.add_argument("--tensorboard-log", metavar="DIR", help="also write the metrics for TensorBoard into DIR")
     train.set_defaults(func=train_command)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a run's agent on deterministic episodes")
@@ -83,7 +84,7 @@ def train_command(args: argparse.Namespace) -> None:
         run = json.loads((run_dir / RUN_FILE).read_text())
         if args.steps is not None:
             run["total_steps"] = args.steps
-        model = TD3.load(run_dir / CHECKPOINT, device=args.device)
+        model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=args.tensorboard_log)
         metrics = MetricsCSV(run_dir / "metrics.csv", resume_from_step=model.num_steps)
         print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
     else:
@@ -102,7 +103,9 @@ def train_command(args: argparse.Namespace) -> None:
             raise ValueError(
                 f"{run_dir} already holds a run: continue it with --resume {run_dir}, or choose another --out."
             )
-        model = TD3(run["env_id"], preset.config, seed=args.seed, device=args.device)
+        model = TD3(
+            run["env_id"], preset.config, seed=args.seed, device=args.device, tensorboard_log=args.tensorboard_log
+        )
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
         metrics = MetricsCSV(run_dir / "metrics.csv")

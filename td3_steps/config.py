@@ -3,14 +3,26 @@
 Field names follow Stable-Baselines3 where it has one. Defaults are the TD3 paper's
 (Fujimoto et al. 2018, section 6.1 and its Table 3): 400-300 networks, Adam at 1e-3,
 batch 100, tau 0.005, target noise N(0, 0.2) clipped to 0.5, policy delay 2, exploration
-N(0, 0.1) and 10,000 steps of random actions before learning starts.
+N(0, 0.1) and 10,000 steps of random actions before learning starts. The fields beyond the
+course (activation, layer_norm, features extractors, noise type, random_exploration, train_freq
+in episodes, schedules) default to the paper's behaviour.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from .features import FEATURES_EXTRACTORS
+from .networks import ACTIVATIONS
+from .noise import NOISE_TYPES
+from .schedules import SCHEDULES, schedule_from_dict
+
+SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
+TRAIN_FREQ_UNITS = ("step", "episode")
+SCHEDULE_TYPES = tuple(SCHEDULES.values())
 
 
 class ConfigError(ValueError):
@@ -21,8 +33,9 @@ class ConfigError(ValueError):
 class TD3Config:
     """Hyperparameters of TD3. Noise scales are fractions of each action dimension's half-range."""
 
-    learning_rate: float = 1e-3
-    """Adam step size, the same for the actor and the critics."""
+    learning_rate: float | Callable[[float], float] = 1e-3
+    """Adam step size, the same for the actor and the critics; or a schedule of progress_remaining
+    (td3_steps.schedules.LinearSchedule, or any callable)."""
     buffer_size: int = 1_000_000
     """Capacity of the replay memory (step 1); the oldest transition is overwritten first."""
     learning_starts: int = 10_000
@@ -33,20 +46,36 @@ class TD3Config:
     """Polyak coefficient: theta' <- tau * theta + (1 - tau) * theta' (steps 14 and 15)."""
     gamma: float = 0.99
     """Discount factor in the Bellman target (step 9)."""
-    train_freq: int = 1
-    """Environment steps between two rounds of updates."""
+    train_freq: int | tuple[int, str] = 1
+    """Environment steps between two rounds of updates; or (n, "step"), or (n, "episode"): a round at
+    the end of every n-th episode."""
     gradient_steps: int = 1
-    """Critic updates per round."""
+    """Critic updates per round; -1: one per environment step collected since the last round
+    (steps before learning_starts do not count)."""
     policy_delay: int = 2
     """d: the actor and the targets move once every d critic updates (step 13)."""
     target_policy_noise: float = 0.2
     """sigma of the target smoothing noise (step 6), relative to the half-range."""
     target_noise_clip: float = 0.5
     """c: the smoothing noise is clipped to [-c, c] times the half-range (step 6)."""
-    exploration_noise: float = 0.1
-    """Standard deviation of the Gaussian acting noise, relative to the half-range."""
+    exploration_noise: float | Callable[[float], float] = 0.1
+    """sigma of the acting noise, relative to the half-range; or a schedule of progress_remaining."""
+    noise_type: str = "normal"
+    """Acting noise: "normal" (Gaussian, the paper's) or "ornstein-uhlenbeck" (DDPG's); see td3_steps.noise."""
+    ou_theta: float = 0.15
+    """theta, the pull back to 0 of the Ornstein-Uhlenbeck noise."""
+    random_exploration: float = 0.0
+    """Probability of a uniformly random action instead of pi(s) + noise after learning_starts."""
     net_arch: tuple[int, ...] = (400, 300)
     """Hidden layer sizes of the actor and of each critic."""
+    activation: str = "relu"
+    """Activation of the hidden layers: relu, tanh, elu, leaky_relu or gelu."""
+    layer_norm: bool = False
+    """A LayerNorm after each hidden Linear, before its activation (Stable-Baselines' LnMlpPolicy)."""
+    features_extractor: str = "auto"
+    """What the networks read first: "flatten", "nature_cnn" (images), or "auto" (nature_cnn for images)."""
+    share_features_extractor: bool = False
+    """One features extractor for the actor and the critics, trained by the critic loss alone."""
     n_critics: int = 2
     """Critics (and target critics); the target takes the minimum over all of them (step 8).
     1 gives DDPG's single-critic target."""
@@ -55,7 +84,9 @@ class TD3Config:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "net_arch", tuple(self.net_arch))
-        _check(self, "learning_rate", self.learning_rate > 0, "a positive number, e.g. 1e-3")
+        if isinstance(self.train_freq, list):  # JSON has no tuples
+            object.__setattr__(self, "train_freq", tuple(self.train_freq))
+        _check_schedulable(self, "learning_rate", lambda v: v > 0, "a positive number, e.g. 1e-3")
         _check_int(self, "buffer_size", 1)
         _check_int(self, "learning_starts", 0)
         _check_int(self, "batch_size", 1)
@@ -67,11 +98,24 @@ class TD3Config:
         )
         _check(self, "tau", 0 < self.tau <= 1, "in (0, 1]; the paper uses 0.005")
         _check(self, "gamma", 0 <= self.gamma <= 1, "in [0, 1]; the paper uses 0.99")
-        _check_int(self, "train_freq", 1)
-        _check_int(self, "gradient_steps", 1)
+        _check(
+            self,
+            "train_freq",
+            _is_int(self.train_freq, 1)
+            or (isinstance(self.train_freq, tuple) and len(self.train_freq) == 2
+                and _is_int(self.train_freq[0], 1) and self.train_freq[1] in TRAIN_FREQ_UNITS),
+            'an integer >= 1, or (n, "step") or (n, "episode")',
+        )  # fmt: skip
+        _check(self, "gradient_steps", _is_int(self.gradient_steps, 1) or self.gradient_steps == -1,
+               "an integer >= 1, or -1 (as many as environment steps collected)")  # fmt: skip
         _check_int(self, "policy_delay", 1)
-        for name in ("target_policy_noise", "target_noise_clip", "exploration_noise"):
+        for name in ("target_policy_noise", "target_noise_clip"):
             _check(self, name, getattr(self, name) >= 0, "a non-negative fraction of the half-range")
+        _check_schedulable(self, "exploration_noise", lambda v: v >= 0, "a non-negative fraction of the half-range")
+        _check_choice(self, "noise_type", NOISE_TYPES)
+        _check(self, "ou_theta", _is_number(self.ou_theta) and self.ou_theta >= 0, "a non-negative number, e.g. 0.15")
+        _check(self, "random_exploration", _is_number(self.random_exploration) and 0 <= self.random_exploration <= 1,
+               "a probability in [0, 1]")  # fmt: skip
         _check(
             self,
             "net_arch",
@@ -79,8 +123,15 @@ class TD3Config:
             and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in self.net_arch),
             "a non-empty sequence of positive layer sizes, e.g. (400, 300)",
         )
+        _check_choice(self, "activation", tuple(ACTIVATIONS))
+        _check_choice(self, "features_extractor", FEATURES_EXTRACTORS)
         _check_int(self, "n_critics", 1)
-        _check(self, "mixed_precision", isinstance(self.mixed_precision, bool), "True or False")
+        for name in ("layer_norm", "share_features_extractor", "mixed_precision"):
+            _check(self, name, isinstance(getattr(self, name), bool), "True or False")
+
+    def train_frequency(self) -> tuple[int, str]:
+        """train_freq as (n, unit): a round of updates every n "step"s or every n "episode"s."""
+        return (self.train_freq, "step") if isinstance(self.train_freq, int) else self.train_freq
 
     def replace(self, **changes) -> TD3Config:
         """A copy with some fields changed (and checked again)."""
@@ -90,8 +141,16 @@ class TD3Config:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
-        data = dataclasses.asdict(self)
+        """The fields as JSON values. A schedule becomes its to_dict(); a plain callable, which JSON
+        cannot hold, becomes {"callable": its repr}, and from_dict then asks for the config again."""
+        data = {name: getattr(self, name) for name in field_names()}
         data["net_arch"] = list(self.net_arch)
+        if isinstance(self.train_freq, tuple):
+            data["train_freq"] = list(self.train_freq)
+        for name in SCHEDULABLE:
+            value = data[name]
+            if callable(value):
+                data[name] = value.to_dict() if isinstance(value, SCHEDULE_TYPES) else {"callable": repr(value)}
         return data
 
     @classmethod
@@ -99,6 +158,21 @@ class TD3Config:
         unknown = set(data) - set(field_names())
         if unknown:
             raise ConfigError(f"TD3Config has no field {sorted(unknown)}; fields: {field_names()}")
+        data = dict(data)
+        for name in SCHEDULABLE:
+            value = data.get(name)
+            if isinstance(value, dict) and "callable" in value:
+                raise ConfigError(
+                    f"TD3Config.{name} was a Python callable ({value['callable']}), which a checkpoint cannot"
+                    f" store: pass the config again, e.g. TD3.load(path, config=TD3Config({name}=...))."
+                )
+            if isinstance(value, dict):
+                try:
+                    data[name] = schedule_from_dict(value)
+                except (KeyError, TypeError, ValueError) as error:
+                    raise ConfigError(
+                        f"TD3Config.{name} = {value!r} is not a schedule td3_steps knows: {error}"
+                    ) from None
         return cls(**data)
 
     @classmethod
@@ -119,10 +193,35 @@ def _check(config: TD3Config, name: str, ok: bool, expected: str) -> None:
         raise ConfigError(f"TD3Config.{name} = {value!r} is invalid: it must be {expected}.")
 
 
+def _is_int(value, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _check_int(config: TD3Config, name: str, minimum: int) -> None:
+    _check(config, name, _is_int(getattr(config, name), minimum), f"an integer >= {minimum}")
+
+
+def _check_choice(config: TD3Config, name: str, choices: tuple[str, ...]) -> None:
+    _check(config, name, getattr(config, name) in choices, "one of " + ", ".join(map(repr, choices)))
+
+
+def _check_schedulable(config: TD3Config, name: str, ok: Callable[[float], bool], expected: str) -> None:
+    """A number that passes `ok`, or a schedule whose values at the start and the end of training pass it."""
     value = getattr(config, name)
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-    _check(config, name, ok, f"an integer >= {minimum}")
+    if not callable(value):
+        _check(config, name, _is_number(value) and ok(value), f"{expected}, or a schedule of such values")
+        return
+    start, end = value(1.0), value(0.0)
+    _check(
+        config,
+        name,
+        all(_is_number(v) and not math.isnan(v) and ok(v) for v in (start, end)),
+        f"a schedule of {expected} values, but it gives {start!r} at the start and {end!r} at the end",
+    )
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,8 @@
-"""Making and checking environments: continuous bounded actions, flat float observations.
+"""Making and checking environments: continuous bounded actions; observations as TD3 stores them.
+
+Observations are stored as flat float32 vectors (Dict and discrete parts flattened, one-hot), except
+images (uint8 Boxes shaped (H, W, C) or (C, H, W)), which keep their shape and dtype: a quarter of
+the memory of float32, and what a convolutional features extractor reads.
 
 Bullet locomotion ids (HalfCheetahBulletEnv-v0, Walker2DBulletEnv-v0, ...) are registered on
 first use by importing pybullet_envs_gymnasium, with pybullet's native banner lines
@@ -119,6 +123,53 @@ def flat_observation_space(space: gym.Space) -> spaces.Box:
 def flatten_observation(space: gym.Space, obs) -> np.ndarray:
     """One observation of `space` as a flat float32 vector."""
     return np.asarray(spaces.flatten(space, obs), dtype=np.float32)
+
+
+def is_image_space(space: gym.Space) -> bool:
+    """A Box of uint8 pixels with three axes, (H, W, C) or (C, H, W), as Stable-Baselines reads images."""
+    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+
+
+def stored_observation_shape(space: gym.Space) -> tuple[int, ...]:
+    """The shape of one observation as stored: an image's own shape, else (size of the flat vector,)."""
+    return tuple(space.shape) if is_image_space(space) else flat_observation_space(space).shape
+
+
+def stored_observation(space: gym.Space, obs) -> np.ndarray:
+    """One observation as stored and as the networks read it: an image as uint8, else a flat float32 vector."""
+    return np.asarray(obs, dtype=np.uint8) if is_image_space(space) else flatten_observation(space, obs)
+
+
+def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
+    """One observation or a batch of them, as stored, with a leading batch axis; and whether a batch was given.
+
+    Observations of non-Box spaces (Dict, Discrete, ...) come one at a time.
+    """
+    if not isinstance(space, spaces.Box):
+        return stored_observation(space, obs)[None], False
+    array = np.asarray(obs, dtype=np.uint8 if is_image_space(space) else np.float32)
+    if array.shape == space.shape:
+        array, batched = array[None], False
+    elif array.ndim == len(space.shape) + 1 and array.shape[1:] == space.shape:
+        batched = True
+    else:
+        batch_shape = "(n, " + ", ".join(map(str, space.shape)) + ")"
+        raise ValueError(
+            f"Expected one observation of shape {space.shape} or a batch of shape {batch_shape},"
+            f" got an array of shape {array.shape}."
+        )
+    return (array if is_image_space(space) else array.reshape(len(array), -1)), batched
+
+
+def stored_observations(space: gym.Space, observations) -> np.ndarray:
+    """n observations as stored, in one array: an array (n, *space.shape) for a Box, else a list of n."""
+    if not isinstance(space, spaces.Box):
+        return np.stack([stored_observation(space, obs) for obs in observations])
+    batch, batched = observation_batch(space, observations)
+    if not batched:
+        shape = ", ".join(map(str, space.shape))
+        raise ValueError(f"Expected a batch of observations shaped (n, {shape}), got a single observation.")
+    return batch
 
 
 def env_id_of(env: gym.Env) -> str | None:

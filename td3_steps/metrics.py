@@ -1,4 +1,4 @@
-"""The metrics CSV of a training run, and the learning-curve figure drawn from it."""
+"""The metrics of a training run: the CSV, TensorBoard event files, and the learning-curve figure."""
 
 from __future__ import annotations
 
@@ -50,6 +50,31 @@ class MetricsCSV:
     def last_time(self) -> float:
         times = [float(r["time_s"]) for r in read_rows(self.path) if r.get("time_s")]
         return times[-1] if times else 0.0
+
+
+class TensorBoardLog:
+    """Writes metric rows to TensorBoard event files in `log_dir`: one scalar per CSV column, at x = step.
+
+    TensorBoard is optional: without it, construction raises an ImportError that says how to install it.
+    """
+
+    def __init__(self, log_dir):
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError as error:
+            raise ImportError(
+                f"tensorboard_log={str(log_dir)!r} needs the tensorboard package: pip install tensorboard"
+            ) from error
+        self.writer = SummaryWriter(str(log_dir))
+
+    def __call__(self, row: dict) -> None:
+        for name in COLUMNS[1:]:
+            value = row.get(name)
+            if value is not None and not math.isnan(value):
+                self.writer.add_scalar(name, value, row["step"])
+
+    def flush(self) -> None:
+        self.writer.flush()
 
 
 def _format(value) -> str:

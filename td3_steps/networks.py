@@ -1,30 +1,54 @@
 """Step 2, the actor, and step 3, the critics; and the frozen copies that serve as targets.
 
-Taught in notebooks/02_actor.ipynb and notebooks/03_critics.ipynb.
+Taught in notebooks/02_actor.ipynb and notebooks/03_critics.ipynb. Beyond the course, each
+network reads its observation through a features extractor (td3_steps.features: flatten, or a
+CNN for images), its MLP's activation and LayerNorm are chosen by TD3Config, and a custom
+nn.Module can replace the MLP (build_actor, build_critics).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+import gymnasium as gym
 import torch
 from torch import nn
 
+from .features import FlattenExtractor, make_features_extractor
+
+if TYPE_CHECKING:
+    from .config import TD3Config
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU}
+
 
 class MLP(nn.Module):
-    """Linear-ReLU hidden layers, then a linear output layer.
+    """Hidden layers Linear (-> LayerNorm) -> activation, then a linear output layer.
 
-    With `mixed_precision`, the hidden layers run under bfloat16 autocast (where the matrix
-    products are) and the output layer runs in float32, so Q-values and actions, and
-    everything computed from them, stay float32.
+    `layer_norm` puts a LayerNorm after each hidden Linear, before its activation (as
+    Stable-Baselines' LnMlpPolicy). With `mixed_precision`, the hidden layers run under
+    bfloat16 autocast (where the matrix products are) and the output layer runs in float32,
+    so Q-values and actions, and everything computed from them, stay float32.
     """
 
-    def __init__(self, in_dim: int, hidden: Sequence[int], out_dim: int, mixed_precision: bool = False):
+    def __init__(
+        self,
+        in_dim: int,
+        hidden: Sequence[int],
+        out_dim: int,
+        mixed_precision: bool = False,
+        activation: str = "relu",
+        layer_norm: bool = False,
+    ):
         super().__init__()
         layers: list[nn.Module] = []
         for size in hidden:
-            layers += [nn.Linear(in_dim, size), nn.ReLU()]
+            layers.append(nn.Linear(in_dim, size))
+            if layer_norm:
+                layers.append(nn.LayerNorm(size))
+            layers.append(ACTIVATIONS[activation]())
             in_dim = size
         self.hidden = nn.Sequential(*layers)
         self.out = nn.Linear(in_dim, out_dim)
@@ -41,10 +65,24 @@ class Actor(nn.Module):
 
     tanh keeps each output in (-1, 1); the affine map sends it into each dimension's own
     [low, high], so asymmetric bounds such as [0, 2] are respected.
+
+    f_phi is `net` (default: an MLP over `net_arch`) applied to the output of `features`, a
+    features extractor (default: the flat observation of size `obs_dim` as it is). With a
+    `features` extractor, `obs_dim` must be its features_dim.
     """
 
     def __init__(
-        self, obs_dim: int, action_low, action_high, net_arch: Sequence[int] = (400, 300), mixed_precision=False
+        self,
+        obs_dim: int,
+        action_low,
+        action_high,
+        net_arch: Sequence[int] = (400, 300),
+        mixed_precision=False,
+        *,
+        activation: str = "relu",
+        layer_norm: bool = False,
+        features: nn.Module | None = None,
+        net: nn.Module | None = None,
     ):
         super().__init__()
         low = torch.as_tensor(action_low, dtype=torch.float32).reshape(-1)
@@ -53,18 +91,42 @@ class Actor(nn.Module):
         self.register_buffer("action_high", high)
         self.register_buffer("center", (high + low) / 2)
         self.register_buffer("half_range", (high - low) / 2)
-        self.net = MLP(obs_dim, net_arch, low.numel(), mixed_precision)
+        self.features = _features(features, obs_dim)
+        self.net = (
+            net if net is not None else MLP(obs_dim, net_arch, low.numel(), mixed_precision, activation, layer_norm)
+        )
+        # What Policy.save writes so that Policy.load can rebuild this actor (TD3Config field names).
+        self.architecture = {
+            "net_arch": list(net_arch),
+            "activation": activation,
+            "layer_norm": layer_norm,
+            "mixed_precision": mixed_precision,
+            "features_extractor": self.features.name,
+            "custom_net": net is not None,
+        }
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.center + self.half_range * torch.tanh(self.net(obs))
+        return self.center + self.half_range * torch.tanh(self.net(self.features(obs)))
 
 
 class Critic(nn.Module):
-    """One critic Q_theta(s, a): an MLP on the concatenated state and action, output (B, 1)."""
+    """One critic Q_theta(s, a): an MLP (or `net`) on the concatenated state features and action, output (B, 1)."""
 
-    def __init__(self, obs_dim: int, action_dim: int, net_arch: Sequence[int] = (400, 300), mixed_precision=False):
+    def __init__(
+        self,
+        obs_dim: int,
+        action_dim: int,
+        net_arch: Sequence[int] = (400, 300),
+        mixed_precision=False,
+        *,
+        activation: str = "relu",
+        layer_norm: bool = False,
+        net: nn.Module | None = None,
+    ):
         super().__init__()
-        self.net = MLP(obs_dim + action_dim, net_arch, 1, mixed_precision)
+        self.net = net if net is not None else MLP(
+            obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm
+        )  # fmt: skip
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return self.net(torch.cat([obs, action], dim=1))
@@ -73,7 +135,9 @@ class Critic(nn.Module):
 class Critics(nn.Module):
     """Step 3: the twin critics Q_theta1 and Q_theta2, each initialised independently.
 
-    `forward` returns one (B, 1) tensor per critic; `q1` is the critic the actor climbs.
+    `forward` returns one (B, 1) tensor per critic; `q1` is the critic the actor climbs. All
+    critics read the same `features` of the observation (one extractor, as in Stable-Baselines).
+    With `net`, each critic is a copy of it with freshly initialised weights.
     """
 
     def __init__(
@@ -83,15 +147,36 @@ class Critics(nn.Module):
         net_arch: Sequence[int] = (400, 300),
         n_critics: int = 2,
         mixed_precision=False,
+        *,
+        activation: str = "relu",
+        layer_norm: bool = False,
+        features: nn.Module | None = None,
+        net: nn.Module | None = None,
     ):
         super().__init__()
-        self.members = nn.ModuleList(Critic(obs_dim, action_dim, net_arch, mixed_precision) for _ in range(n_critics))
+        self.features = _features(features, obs_dim)
+        self.members = nn.ModuleList(
+            Critic(obs_dim, action_dim, net_arch, mixed_precision, activation=activation, layer_norm=layer_norm,
+                   net=None if net is None else reinitialised_copy(net))
+            for _ in range(n_critics)
+        )  # fmt: skip
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return tuple(critic(obs, action) for critic in self.members)
+        features = self.features(obs)
+        return tuple(critic(features, action) for critic in self.members)
 
     def q1(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return self.members[0](obs, action)
+        return self.members[0](self.features(obs), action)
+
+
+def _features(features: nn.Module | None, obs_dim: int) -> nn.Module:
+    if features is None:
+        return FlattenExtractor((obs_dim,))
+    if features.features_dim != obs_dim:
+        raise ValueError(
+            f"obs_dim = {obs_dim} must be the features extractor's features_dim ({features.features_dim})."
+        )
+    return features
 
 
 def make_target(network: nn.Module) -> nn.Module:
@@ -100,3 +185,84 @@ def make_target(network: nn.Module) -> nn.Module:
     Its parameters have requires_grad=False; they move only by the Polyak update.
     """
     return copy.deepcopy(network).requires_grad_(False)
+
+
+def reinitialised_copy(module: nn.Module) -> nn.Module:
+    """A deep copy of `module` with fresh weights: reset_parameters() on every submodule that has one."""
+    fresh = copy.deepcopy(module)
+    for submodule in fresh.modules():
+        if callable(getattr(submodule, "reset_parameters", None)):
+            submodule.reset_parameters()
+    return fresh
+
+
+# ---------------------------------------------------------------- the networks TD3 builds from its config
+def build_actor(
+    observation_space: gym.Space,
+    action_low,
+    action_high,
+    config: TD3Config,
+    *,
+    net: nn.Module | None = None,
+    features: nn.Module | None = None,
+) -> Actor:
+    """The actor for `observation_space`: `features` (default: the config's extractor), then `net` or an MLP.
+
+    A custom `net` maps (B, features_dim) to an unbounded (B, action_dim); the Actor adds tanh and
+    the affine map to the bounds. The agent owns a copy of it.
+    """
+    features = (
+        features if features is not None else make_features_extractor(config.features_extractor, observation_space)
+    )
+    action_dim = torch.as_tensor(action_low).numel()
+    if net is not None:
+        net = copy.deepcopy(net)
+        _check_custom_net(net, "actor_net", features.features_dim, action_dim, "features")
+    return Actor(
+        features.features_dim, action_low, action_high, config.net_arch, config.mixed_precision,
+        activation=config.activation, layer_norm=config.layer_norm, features=features, net=net,
+    )  # fmt: skip
+
+
+def build_critics(
+    observation_space: gym.Space,
+    action_dim: int,
+    config: TD3Config,
+    *,
+    net: nn.Module | None = None,
+    features: nn.Module | None = None,
+) -> Critics:
+    """The n_critics critics for `observation_space`: one features extractor, then `net` copies or MLPs.
+
+    A custom `net` maps (B, features_dim + action_dim) to (B, 1); each critic gets a copy with
+    its own fresh initialisation, so the critics differ.
+    """
+    features = (
+        features if features is not None else make_features_extractor(config.features_extractor, observation_space)
+    )
+    if net is not None:
+        _check_custom_net(net, "critic_net", features.features_dim + action_dim, 1, "features + action_dim")
+    return Critics(
+        features.features_dim, action_dim, config.net_arch, config.n_critics, config.mixed_precision,
+        activation=config.activation, layer_norm=config.layer_norm, features=features, net=net,
+    )  # fmt: skip
+
+
+def _check_custom_net(net, name: str, in_dim: int, out_dim: int, input_name: str) -> None:
+    """Run `net` once on zeros (in eval mode: no dropout, no batch-norm statistics) and check the output shape."""
+    if not isinstance(net, nn.Module):
+        raise TypeError(f"{name} must be a torch.nn.Module, got {type(net).__name__}.")
+    training = net.training
+    try:
+        with torch.no_grad():
+            out = net.eval()(torch.zeros(2, in_dim))
+    except RuntimeError as error:
+        raise ValueError(
+            f"{name} must take (B, {in_dim}) inputs ({input_name}), but it fails on them: {error}"
+        ) from error
+    finally:
+        net.train(training)
+    if tuple(out.shape) != (2, out_dim):
+        raise ValueError(
+            f"{name} must map (B, {in_dim}) ({input_name}) to (B, {out_dim}), but it maps (2, {in_dim}) to {tuple(out.shape)}."
+        )

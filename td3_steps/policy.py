@@ -8,12 +8,15 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import torch
+from torch import nn
 
 from .checkpoint import CheckpointError, load_tensors, save_atomically
-from .envs import check_action_space, flat_observation_space, flatten_observation, make_env
-from .networks import Actor
+from .config import TD3Config
+from .envs import check_action_space, make_env, observation_batch, stored_observation_shape
+from .networks import Actor, build_actor
 
 POLICY_FORMAT = "td3_steps policy"
+POLICY_VERSION = 2  # version 1 (no "architecture", "obs_dim" instead of "obs_shape") still loads
 EVAL_STREAM = 3  # the derived-seed stream of evaluation episodes
 
 
@@ -39,7 +42,8 @@ class Policy:
         spaces_env = self._env if self._env is not None else make_env(env)
         self.observation_space = spaces_env.observation_space
         self.action_space = check_action_space(spaces_env.action_space)
-        self.obs_dim = flat_observation_space(self.observation_space).shape[0]
+        self.obs_shape = stored_observation_shape(self.observation_space)
+        self.obs_dim = int(np.prod(self.obs_shape))
         self.exploration_noise = exploration_noise
         self._eval_env: gym.Env | None = None
 
@@ -53,9 +57,9 @@ class Policy:
         With deterministic=False, Gaussian noise of `exploration_noise` times the half-range
         (from torch's global RNG) is added and the action clipped to the bounds.
         """
-        flat, batched = self._prepare_obs(obs)
+        batch, batched = observation_batch(self.observation_space, obs)
         with torch.no_grad():
-            action = self.actor(torch.as_tensor(flat, device=self.device))
+            action = self.actor(torch.as_tensor(batch, device=self.device))
             if not deterministic:
                 half_range = (self.actor.action_high - self.actor.action_low) / 2
                 noise = torch.randn(action.shape).to(self.device) * (self.exploration_noise * half_range)
@@ -63,21 +67,6 @@ class Policy:
         action = action.cpu().numpy()
         shape = self.action_space.shape
         return (action.reshape(len(action), *shape) if batched else action.reshape(shape)), None
-
-    def _prepare_obs(self, obs) -> tuple[np.ndarray, bool]:
-        space = self.observation_space
-        if not isinstance(space, gym.spaces.Box):
-            return flatten_observation(space, obs)[None], False
-        array = np.asarray(obs, dtype=np.float32)
-        if array.shape == space.shape:
-            return array.reshape(1, -1), False
-        if array.ndim == len(space.shape) + 1 and array.shape[1:] == space.shape:
-            return array.reshape(len(array), -1), True
-        batch_shape = "(n, " + ", ".join(map(str, space.shape)) + ")"
-        raise ValueError(
-            f"predict expects one observation of shape {space.shape} or a batch of shape {batch_shape},"
-            f" got an array of shape {array.shape}."
-        )
 
     def evaluate(self, n_episodes: int = 10, seed: int = 0) -> tuple[float, float]:
         """Mean and standard deviation of the return of `n_episodes` deterministic episodes.
@@ -105,34 +94,46 @@ class Policy:
         """One small file: the actor's weights and what is needed to rebuild it (atomic write)."""
         if self.env_id is None:
             raise ValueError("Only a policy for a registered environment id can be saved.")
-        net = self.actor.net
         data = {
             "format": POLICY_FORMAT,
-            "version": 1,
+            "version": POLICY_VERSION,
             "env_id": self.env_id,
-            "net_arch": [layer.out_features for layer in net.hidden if isinstance(layer, torch.nn.Linear)],
-            "mixed_precision": net.mixed_precision,
-            "obs_dim": self.obs_dim,
+            "architecture": self.actor.architecture,
+            "obs_shape": list(self.obs_shape),
             "actor": {k: v.cpu() for k, v in self.actor.state_dict().items()},
         }
         save_atomically(Path(path), data)
 
     @classmethod
-    def load(cls, path, device="cpu") -> Policy:
-        """A policy saved by `save` (or TD3.save_policy); read with torch.load(weights_only=True)."""
+    def load(cls, path, device="cpu", actor_net: nn.Module | None = None) -> Policy:
+        """A policy saved by `save` (or TD3.save_policy); read with torch.load(weights_only=True).
+
+        An actor trained with a custom `actor_net` needs that module again (its weights come from the file).
+        """
         data = load_tensors(Path(path), device)
         if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
             raise CheckpointError(f"{path} is not a td3_steps policy file (see TD3.save_policy).")
+        if data.get("version", 1) > POLICY_VERSION:
+            raise CheckpointError(
+                f"{path} was written by a newer td3_steps (version {data['version']}); upgrade td3_steps."
+            )
         state = data["actor"]
-        actor = Actor(
-            data["obs_dim"], state["action_low"], state["action_high"], data["net_arch"], data["mixed_precision"]
+        architecture = dict(
+            data.get("architecture") or {"net_arch": data["net_arch"], "mixed_precision": data["mixed_precision"]}
         )
+        if architecture.pop("custom_net", False) and actor_net is None:
+            raise CheckpointError(
+                f"{path} holds an actor with a custom actor_net: pass the same module, Policy.load(path, actor_net=...)."
+            )
+        env = make_env(data["env_id"])
+        saved_shape = tuple(data.get("obs_shape") or (data["obs_dim"],))
+        if stored_observation_shape(env.observation_space) != saved_shape:
+            raise CheckpointError(f"{path} was saved for observations of shape {saved_shape}, "
+                                  f"but {data['env_id']} gives {stored_observation_shape(env.observation_space)}.")  # fmt: skip
+        actor = build_actor(env.observation_space, state["action_low"], state["action_high"],
+                            TD3Config().replace(**architecture), net=actor_net)  # fmt: skip
         try:
             actor.load_state_dict(state)
         except RuntimeError as error:
             raise CheckpointError(f"{path} holds actor weights that do not fit its own description: {error}") from error
-        policy = cls(actor.to(device), data["env_id"])
-        if policy.obs_dim != data["obs_dim"]:
-            raise CheckpointError(f"{path} was saved for observations of size {data['obs_dim']}, "
-                                  f"but {data['env_id']} gives {policy.obs_dim}.")  # fmt: skip
-        return policy
+        return cls(actor.to(device), env)

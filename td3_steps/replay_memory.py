@@ -14,10 +14,10 @@ import torch
 class Batch(NamedTuple):
     """N transitions. Rewards and flags are shaped (N, 1), like the Q-values they meet."""
 
-    obs: torch.Tensor  # (N, obs_dim)
+    obs: torch.Tensor  # (N, obs_dim), or (N, *image_shape) for images
     action: torch.Tensor  # (N, action_dim)
     reward: torch.Tensor  # (N, 1)
-    next_obs: torch.Tensor  # (N, obs_dim)
+    next_obs: torch.Tensor  # like obs
     terminated: torch.Tensor  # (N, 1), 1.0 where s' is terminal: no bootstrap from it
 
 
@@ -28,21 +28,32 @@ class ReplayMemory:
     overwrites the oldest. `truncated` (the episode was cut by a time limit) is stored
     apart from `terminated` and is never used to stop bootstrapping: a truncated state
     is not terminal, its value is still r + gamma * Q(s', a').
+
+    Observations may instead keep a shape and dtype of their own: `obs_dim` a shape such as
+    (84, 84, 3) and `obs_dtype` torch.uint8 store images at a quarter of float32's memory.
     """
 
-    def __init__(self, capacity: int, obs_dim: int, action_dim: int, device: str | torch.device = "cpu"):
+    def __init__(
+        self,
+        capacity: int,
+        obs_dim: int | tuple[int, ...],
+        action_dim: int,
+        device: str | torch.device = "cpu",
+        obs_dtype: torch.dtype = torch.float32,
+    ):
         if not isinstance(capacity, int) or capacity < 1:
             raise ValueError(f"ReplayMemory capacity must be a positive integer, got {capacity!r}.")
         self.capacity = capacity
         self.device = torch.device(device)
 
-        def zeros(*shape: int) -> torch.Tensor:
-            return torch.zeros(capacity, *shape, dtype=torch.float32, device=self.device)
+        def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+            return torch.zeros(capacity, *shape, dtype=dtype, device=self.device)
 
-        self.obs = zeros(obs_dim)
+        obs_shape = (obs_dim,) if isinstance(obs_dim, int) else tuple(obs_dim)
+        self.obs = zeros(*obs_shape, dtype=obs_dtype)
         self.action = zeros(action_dim)
         self.reward = zeros(1)
-        self.next_obs = zeros(obs_dim)
+        self.next_obs = zeros(*obs_shape, dtype=obs_dtype)
         self.terminated = zeros(1)
         self.truncated = zeros(1)
         self.position = 0  # where the next transition goes
@@ -58,10 +69,10 @@ class ReplayMemory:
     def add(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool = False) -> None:
         """Store one transition at `position`, then advance it (wrapping at capacity)."""
         i = self.position
-        self.obs[i] = _as_tensor(obs)
+        self.obs[i] = _as_tensor(obs, self.obs.dtype)
         self.action[i] = _as_tensor(action)
         self.reward[i] = float(reward)
-        self.next_obs[i] = _as_tensor(next_obs)
+        self.next_obs[i] = _as_tensor(next_obs, self.obs.dtype)
         self.terminated[i] = float(terminated)
         self.truncated[i] = float(truncated)
         self.position = (i + 1) % self.capacity
@@ -86,10 +97,12 @@ class ReplayMemory:
         }
 
     def load_state_dict(self, state: dict) -> None:
-        if state["capacity"] != self.capacity or state["obs"].shape[1:] != self.obs.shape[1:]:
+        saved, this = state["obs"], self.obs
+        if state["capacity"] != self.capacity or (saved.shape[1:], saved.dtype) != (this.shape[1:], this.dtype):
             raise ValueError(
-                f"The saved replay memory (capacity {state['capacity']}, observations {tuple(state['obs'].shape[1:])})"
-                f" does not fit this one (capacity {self.capacity}, observations {tuple(self.obs.shape[1:])})."
+                f"The saved replay memory (capacity {state['capacity']}, observations {tuple(saved.shape[1:])}"
+                f" {saved.dtype}) does not fit this one (capacity {self.capacity}, observations"
+                f" {tuple(this.shape[1:])} {this.dtype})."
             )
         n = state["size"]
         for name, tensor in self._tensors().items():
@@ -107,7 +120,7 @@ class ReplayMemory:
         }
 
 
-def _as_tensor(x) -> torch.Tensor:
+def _as_tensor(x, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x
-    return torch.from_numpy(np.asarray(x, dtype=np.float32))
+    return torch.as_tensor(np.asarray(x), dtype=dtype)

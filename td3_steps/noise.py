@@ -1,0 +1,69 @@
+"""Acting noise: what TD3 adds to pi(s) while it collects experience (not step 6's target smoothing).
+
+Each noise object returns eps * scale, where the agent passes scale = sigma_explore * h (h the
+half-range of each action dimension), so the noise stays relative to the action range:
+
+    normal               eps_t ~ N(0, 1), drawn afresh at every step (the TD3 paper)
+    ornstein-uhlenbeck   eps_t = x_t,  x_t = x_{t-1} - theta * x_{t-1} * dt + sqrt(dt) * N(0, 1),  x_0 = 0
+                         (DDPG): correlated in time, so the agent keeps pushing in one direction
+                         for a while; reset to 0 at the start of every episode.
+
+Ornstein-Uhlenbeck follows Stable-Baselines3's OrnsteinUhlenbeckActionNoise (dt = 0.01). From 0
+at an episode's start its standard deviation grows like sigma * sqrt(t * dt) towards
+sigma / sqrt(2 theta) (about 1.8 sigma for theta = 0.15), reached after some 1 / (theta * dt)
+steps. The draws come from the generator the agent passes (its act_rng); the process's state is
+saved in checkpoints.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+NOISE_TYPES = ("normal", "ornstein-uhlenbeck")
+
+
+class GaussianNoise:
+    """eps * scale, eps ~ N(0, 1) independently at every step."""
+
+    def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        return torch.randn(scale.shape, generator=generator) * scale
+
+    def reset(self) -> None:
+        """Nothing to forget: every draw is independent."""
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+
+class OrnsteinUhlenbeckNoise:
+    """x * scale, where x follows x <- x - theta * x * dt + sqrt(dt) * N(0, 1), started at 0."""
+
+    def __init__(self, size: int, theta: float = 0.15, dt: float = 1e-2):
+        self.theta, self.dt = theta, dt
+        self.x = torch.zeros(size)
+
+    def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        step = torch.randn(self.x.shape, generator=generator)
+        self.x = self.x - self.theta * self.x * self.dt + math.sqrt(self.dt) * step
+        return self.x * scale
+
+    def reset(self) -> None:
+        self.x = torch.zeros_like(self.x)
+
+    def state_dict(self) -> dict:
+        return {"x": self.x.clone()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.x = state["x"].clone()
+
+
+def make_noise(noise_type: str, size: int, theta: float = 0.15) -> GaussianNoise | OrnsteinUhlenbeckNoise:
+    """The acting noise TD3Config.noise_type names, for `size` action dimensions."""
+    if noise_type == "ornstein-uhlenbeck":
+        return OrnsteinUhlenbeckNoise(size, theta)
+    return GaussianNoise()

@@ -1,0 +1,61 @@
+"""Schedules: a hyperparameter as a function of training progress, as Stable-Baselines3 defines it.
+
+TD3Config.learning_rate and TD3Config.exploration_noise take a number or a schedule, a callable
+of `progress_remaining`: 1.0 when training starts, 0.0 when the current `learn` call ends.
+
+    progress_remaining = 1 - num_steps / (num_steps at the start of learn + total_steps)
+
+so a run resumed from a checkpoint and continued to the same total sees the same values. A
+LinearSchedule is stored in checkpoints like a number; a plain Python function cannot be written
+to meta.json, so TD3.load then needs the config passed again (TD3.load(path, config=...)).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LinearSchedule:
+    """start at progress_remaining 1, moving linearly to end once `end_fraction` of training is done, then end.
+
+        value(p) = start + (1 - p) / end_fraction * (end - start)    while 1 - p < end_fraction
+
+    Stable-Baselines3's get_linear_fn(start, end, end_fraction).
+    """
+
+    start: float
+    end: float
+    end_fraction: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.end_fraction <= 1:
+            raise ValueError(f"LinearSchedule.end_fraction = {self.end_fraction!r} must be in (0, 1].")
+
+    def __call__(self, progress_remaining: float) -> float:
+        done = 1.0 - progress_remaining
+        if done >= self.end_fraction:
+            return self.end
+        return self.start + done / self.end_fraction * (self.end - self.start)
+
+    def to_dict(self) -> dict:
+        return {"schedule": "linear", **dataclasses.asdict(self)}
+
+
+SCHEDULES = {"linear": LinearSchedule}
+
+
+def schedule_from_dict(data: dict) -> LinearSchedule:
+    """The schedule that `to_dict` described."""
+    data = dict(data)
+    kind = data.pop("schedule")
+    if kind not in SCHEDULES:
+        raise ValueError(f"unknown schedule {kind!r}; known schedules: {', '.join(SCHEDULES)}")
+    return SCHEDULES[kind](**data)
+
+
+def value_at(value: float | Callable[[float], float], progress_remaining: float) -> float:
+    """A number as it is; a schedule's value at `progress_remaining`."""
+    return value(progress_remaining) if callable(value) else value

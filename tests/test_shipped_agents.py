@@ -17,6 +17,7 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 # run directory in assets/ -> (environment, evaluation episodes here, return the actor must beat)
 SHIPPED = {
     **{f"pendulum/seed{s}": ("Pendulum-v1", 5, -400.0) for s in range(5)},
+    "walker2d": ("Walker2DBulletEnv-v0", 2, 1000.0),
 }
 
 
@@ -46,3 +47,11 @@ def test_shipped_metrics_are_well_formed(run):
     gaps = {b - a for a, b in zip(evaluations, evaluations[1:])}
     assert len(gaps) == 1 and evaluations[0] == gaps.pop()  # evaluations at a fixed interval
     assert (ASSETS / run / "learning_curve.png").stat().st_size > 10_000
+
+
+def test_readme_results_table_is_current():
+    from scripts.results_table import readme_with_table, shipped_runs  # noqa: PLC0415
+
+    assert set(shipped_runs()) == {run.split("/")[0] for run in SHIPPED}, "every shipped run is tested"
+    readme = (ASSETS.parent / "README.md").read_text()
+    assert readme_with_table(readme) == readme, "run: python scripts/results_table.py"

@@ -1,0 +1,93 @@
+"""Write the README's Results table (between <!-- results:start --> and <!-- results:end -->)
+from the runs shipped in assets/: each one's run.json and metrics.csv, beside published figures.
+
+    python scripts/results_table.py
+tests/test_shipped_agents.py fails while the table is out of date.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from td3_steps.metrics import read_metrics
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "assets"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+# Published figures (../shared/reference-numbers.md): what a reader compares our numbers with.
+REFERENCES = {
+    "Pendulum-v1": "rl-baselines3-zoo: -151.9 ± 90.2 (20k steps, 1 run)",
+    "Walker2DBulletEnv-v0": (
+        "rl-baselines3-zoo: 2213.7 ± 230.6 (1M steps, 1 run); Stable-Baselines3 docs: 2063 ± 185 (1M steps,"
+        " 3 seeds); paper, MuJoCo Walker2d (another simulator): 4682.8 ± 539.6 (max over 1M steps, 10 seeds)"
+    ),
+    "HalfCheetahBulletEnv-v0": "rl-baselines3-zoo: 2821.6 ± 19.7; Stable-Baselines3 docs: 2774 ± 35 (1M steps)",
+    "HopperBulletEnv-v0": "rl-baselines3-zoo: 2681.6 ± 27.8; Stable-Baselines3 docs: 2429 ± 126 (1M steps)",
+    "AntBulletEnv-v0": "rl-baselines3-zoo: 3300.0 ± 54.6; Stable-Baselines3 docs: 3305 ± 43 (1M steps)",
+}
+
+
+def shipped_runs() -> dict[str, list[Path]]:
+    """The run directories in assets/ (those holding a run.json), grouped by task: assets/<task>[/seedN]."""
+    groups: dict[str, list[Path]] = {}
+    for run_json in sorted(ASSETS.glob("**/run.json")):
+        run_dir = run_json.parent
+        task = run_dir.parent if run_dir.name.startswith("seed") else run_dir
+        groups.setdefault(task.relative_to(ASSETS).as_posix(), []).append(run_dir)
+    return groups
+
+
+def _cell(evaluations: list[dict[int, tuple[float, float]]], step_of) -> str:
+    """One run: the evaluation's mean ± std over its episodes; several: mean ± std over the runs."""
+    chosen = [series[step_of(series)] for series in evaluations]
+    if len(chosen) == 1:
+        return f"{chosen[0][0]:.1f} ± {chosen[0][1]:.1f} (episodes)"
+    means = [mean for mean, _ in chosen]
+    return f"{statistics.mean(means):.1f} ± {statistics.stdev(means):.1f} (seeds)"
+
+
+def _evaluations(run_dir: Path) -> dict[int, tuple[float, float]]:
+    """step -> (mean, std) of each evaluation of a run."""
+    series = read_metrics(run_dir / "metrics.csv")
+    return {step: (mean, std) for (step, mean), (_, std) in zip(series["eval_return"], series["eval_return_std"])}
+
+
+def table() -> str:
+    lines = [
+        "| task | preset | steps | seeds | final evaluation | best evaluation | published | command |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for task, run_dirs in shipped_runs().items():
+        runs = [json.loads((d / "run.json").read_text()) for d in run_dirs]
+        evaluations = [_evaluations(d) for d in run_dirs]
+        final = _cell(evaluations, max)
+        best = _cell(evaluations, lambda series: max(series, key=lambda step: series[step][0]))
+        steps = max(evaluations[0])
+        seeds = ", ".join(str(run["seed"]) for run in runs)
+        env_id, preset = runs[0]["env_id"], runs[0]["preset"]
+        seed = "S" if len(runs) > 1 else str(runs[0]["seed"])
+        command = f"`python -m td3_steps train --preset {preset} --seed {seed}`"
+        lines.append(
+            f"| {env_id} ([assets/{task}](assets/{task})) | `{preset}` | {steps:,} | {seeds} | {final} | {best} |"
+            f" {REFERENCES.get(env_id, '')} | {command} |"
+        )
+    return "\n".join(lines)
+
+
+def readme_with_table(text: str) -> str:
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{table()}\n{END}{tail}"
+
+
+def main() -> None:
+    readme = ROOT / "README.md"
+    readme.write_text(readme_with_table(readme.read_text()))
+    print(table())
+
+
+if __name__ == "__main__":
+    main()

@@ -11,6 +11,7 @@ import json
 import statistics
 from pathlib import Path
 
+from td3_steps.course import replace_between
 from td3_steps.metrics import read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,9 +79,7 @@ def table() -> str:
 
 
 def readme_with_table(text: str) -> str:
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{table()}\n{END}{tail}"
+    return replace_between(text, START, END, table())
 
 
 def main() -> None:

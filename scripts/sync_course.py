@@ -11,16 +11,14 @@ from pathlib import Path
 
 import nbformat
 
-from td3_steps.course import COLAB_CELL, STEPS, steps_table
+from td3_steps.course import COLAB_CELL, STEPS, replace_between, steps_table
 
 ROOT = Path(__file__).resolve().parent.parent
 START, END = "<!-- steps:start -->", "<!-- steps:end -->"
 
 
 def readme_with_table(text: str) -> str:
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{steps_table()}\n{END}{tail}"
+    return replace_between(text, START, END, steps_table())
 
 
 def main() -> None:

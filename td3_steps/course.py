@@ -54,3 +54,13 @@ def steps_table() -> str:
             f"| {number}. {title} | {code} | [{notebook}](notebooks/{notebook}) | {badge}({colab_url(notebook)}) |"
         )
     return "\n".join(lines)
+
+
+def replace_between(text: str, start: str, end: str, body: str) -> str:
+    """`text` with what lies between the marker lines `start` and `end` replaced by `body`.
+
+    How the scripts keep the README's generated tables (steps, results) current.
+    """
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{body}\n{end}{tail}"

@@ -3,6 +3,7 @@
     pip install -e ".[bench,bullet]"
     python benchmarks/speed.py                       # Pendulum-v1 and HalfCheetahBulletEnv-v0
     python benchmarks/speed.py --envs Pendulum-v1 --rounds 3 --steps 1000
+    python benchmarks/speed.py --bf16 yes            # time bfloat16 autocast even where it is emulated
 
 Both libraries train the same setting: 400-300 networks, batch 256, Adam 1e-3, tau 0.005,
 gamma 0.98, policy delay 2, target noise 0.2 clipped to 0.5 and exploration noise 0.1 (both
@@ -25,6 +26,7 @@ import numpy as np
 import torch
 
 from td3_steps import TD3, ReplayMemory, TD3Config, make_env
+from td3_steps.agent import has_fast_bfloat16
 
 HYPERPARAMETERS = dict(
     learning_rate=1e-3,
@@ -61,12 +63,13 @@ def sb3_agent(env_id: str, warmup: int, seed: int):
     return model, lambda steps: model.learn(steps, reset_num_timesteps=False)
 
 
-def measure(env_id: str, warmup: int, steps: int, rounds: int, seed: int) -> dict[str, float]:
+def measure(env_id: str, warmup: int, steps: int, rounds: int, seed: int, bf16: bool) -> dict[str, float]:
     agents = {
         "Stable-Baselines3": sb3_agent(env_id, warmup, seed)[1],
         "td3_steps fp32": td3_steps_agent(env_id, warmup, seed, mixed_precision=False)[1],
-        "td3_steps bf16": td3_steps_agent(env_id, warmup, seed, mixed_precision=True)[1],
     }
+    if bf16:
+        agents["td3_steps bf16"] = td3_steps_agent(env_id, warmup, seed, mixed_precision=True)[1]
     for learn in agents.values():  # the random-action warm-up and the first updates, not timed
         learn(warmup + 200)
     speeds: dict[str, list[float]] = {name: [] for name in agents}
@@ -86,7 +89,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1_500, help="environment steps per timed segment")
     parser.add_argument("--rounds", type=int, default=4, help="timed segments per agent")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--bf16",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="time mixed_precision=True too (auto: only where bfloat16 is native, not emulated)",
+    )
     args = parser.parse_args()
+    bf16 = args.bf16 == "yes" or (args.bf16 == "auto" and has_fast_bfloat16(torch.device("cpu")))
 
     import stable_baselines3
 
@@ -96,10 +106,11 @@ def main() -> None:
     print("| environment | Stable-Baselines3 | td3_steps fp32 | td3_steps bf16 |")
     print("|---|---|---|---|")
     for env_id in args.envs:
-        speeds = measure(env_id, args.warmup, args.steps, args.rounds, args.seed)
+        speeds = measure(env_id, args.warmup, args.steps, args.rounds, args.seed, bf16)
         base = speeds["Stable-Baselines3"]
         cells = [f"{base:.0f} steps/s"] + [
-            f"{speeds[name]:.0f} steps/s ({speeds[name] / base:.2f}x)" for name in ("td3_steps fp32", "td3_steps bf16")
+            f"{speeds[name]:.0f} steps/s ({speeds[name] / base:.2f}x)" if name in speeds else "not timed (emulated)"
+            for name in ("td3_steps fp32", "td3_steps bf16")
         ]
         print(f"| {env_id} | {' | '.join(cells)} |", flush=True)
 

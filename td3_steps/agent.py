@@ -14,6 +14,7 @@ the acting noise, when `learn` calls `train_step`, and what it logs.
 from __future__ import annotations
 
 import math
+import platform
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -72,6 +73,21 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return resolved
 
 
+def has_fast_bfloat16(device: torch.device) -> bool:
+    """Whether `device` multiplies bfloat16 matrices natively (else autocast emulates them, slower than fp32).
+
+    x86 CPUs need AVX-512 BF16 or AMX; a CUDA GPU needs compute capability 8.0 (Ampere) or later.
+    Other CPUs are given the benefit of the doubt.
+    """
+    if device.type == "cuda":
+        return torch.cuda.get_device_capability(device) >= (8, 0)
+    if device.type == "cpu" and platform.machine().lower() in ("x86_64", "amd64"):
+        names = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private: absent from some torch versions
+        checks = [getattr(torch.cpu, name) for name in names if hasattr(torch.cpu, name)]
+        return not checks or any(check() for check in checks)
+    return True
+
+
 def adam(parameters, learning_rate: float) -> torch.optim.Adam:
     """Adam, fused into one kernel per step where this torch and device support it (CPU from torch 2.4)."""
     parameters = list(parameters)
@@ -113,6 +129,13 @@ class TD3:
         self.config = config
         self.seed = int(seed)
         self.device = resolve_device(device)
+        if config.mixed_precision and not has_fast_bfloat16(self.device):
+            warnings.warn(
+                f"mixed_precision=True, but this {self.device.type.upper()} has no native bfloat16 matrix products"
+                " (x86 CPUs need AVX-512 BF16 or AMX; GPUs need Ampere or later): they are emulated and run"
+                " several times slower than float32. Leave mixed_precision off on this machine.",
+                stacklevel=2,
+            )
         self.env = make_env(env) if isinstance(env, str) else env
         if not isinstance(self.env, gym.Env):
             raise TypeError(f"env must be a gymnasium env id or a gymnasium.Env, got {type(env).__name__}.")

@@ -55,7 +55,9 @@ class MLP(nn.Module):
         self.mixed_precision = mixed_precision
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.mixed_precision):
+        if not self.mixed_precision:  # entering even a disabled autocast costs time on every call
+            return self.out(self.hidden(x))
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
             h = self.hidden(x)
         return self.out(h.float())
 

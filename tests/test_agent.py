@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -297,6 +298,7 @@ def test_bad_arguments():
         model.evaluate(0)
 
 
+@pytest.mark.filterwarnings("ignore:mixed_precision=True")
 def test_mixed_precision_keeps_values_and_weights_float32():
     model = TD3("Pendulum-v1", SMALL.replace(mixed_precision=True), seed=0, device="cpu").learn(150)
     assert model.critic_updates > 0
@@ -304,6 +306,19 @@ def test_mixed_precision_keeps_values_and_weights_float32():
     assert model.actor(obs).dtype == torch.float32
     assert model.critics(obs, torch.zeros(4, 1))[0].dtype == torch.float32
     assert all(p.dtype == torch.float32 for p in model.critics.parameters())
+
+
+def test_mixed_precision_warns_where_bfloat16_is_emulated(monkeypatch):
+    import td3_steps.agent
+
+    monkeypatch.setattr(td3_steps.agent, "has_fast_bfloat16", lambda device: False)
+    with pytest.warns(UserWarning, match="no native bfloat16.*Leave mixed_precision off"):
+        TD3("Pendulum-v1", SMALL.replace(mixed_precision=True), device="cpu")
+    monkeypatch.setattr(td3_steps.agent, "has_fast_bfloat16", lambda device: True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TD3("Pendulum-v1", SMALL.replace(mixed_precision=True), device="cpu")
+        TD3("Pendulum-v1", SMALL, device="cpu")
 
 
 def test_n_critics_one_and_three_train():

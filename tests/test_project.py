@@ -48,3 +48,14 @@ def test_package_and_notebooks_pass_ruff():
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "td3_steps", "tests", "scripts", "notebooks"],
                             cwd=ROOT, capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_benchmark_script_starts_and_is_described_in_the_readme():
+    scripts = sorted((ROOT / "benchmarks").glob("*.py"))
+    assert scripts
+    for script in scripts:
+        done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True)
+        assert done.returncode == 0, f"{script.name} --help failed:\n{done.stderr}"
+        assert f"benchmarks/{script.name}" in README, (
+            f"the README's Speed section should say what {script.name} measures"
+        )

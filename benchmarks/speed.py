@@ -97,6 +97,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     bf16 = args.bf16 == "yes" or (args.bf16 == "auto" and has_fast_bfloat16(torch.device("cpu")))
+    untimed = "not timed (--bf16 no)" if args.bf16 == "no" else "not timed (emulated)"
 
     import stable_baselines3
 
@@ -109,7 +110,7 @@ def main() -> None:
         speeds = measure(env_id, args.warmup, args.steps, args.rounds, args.seed, bf16)
         base = speeds["Stable-Baselines3"]
         cells = [f"{base:.0f} steps/s"] + [
-            f"{speeds[name]:.0f} steps/s ({speeds[name] / base:.2f}x)" if name in speeds else "not timed (emulated)"
+            f"{speeds[name]:.0f} steps/s ({speeds[name] / base:.2f}x)" if name in speeds else untimed
             for name in ("td3_steps fp32", "td3_steps bf16")
         ]
         print(f"| {env_id} | {' | '.join(cells)} |", flush=True)

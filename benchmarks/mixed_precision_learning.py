@@ -15,12 +15,21 @@ import statistics
 from td3_steps import TD3, TD3Config
 
 
+def evaluations(config: TD3Config, seed: int, steps: int) -> list[tuple[int, float]]:
+    """Train Pendulum-v1 for `steps`; the (step, mean return) of every evaluation (10 episodes each 1,000 steps)."""
+    rows: list[tuple[int, float]] = []
+
+    def log(row: dict) -> None:
+        if "eval_return" in row:
+            rows.append((row["step"], row["eval_return"]))
+
+    TD3("Pendulum-v1", config, seed=seed, device="cpu").learn(steps, eval_freq=1_000, eval_episodes=10, log=log)
+    return rows
+
+
 def run(config: TD3Config, seed: int, steps: int) -> tuple[float, float]:
-    evaluations: list[float] = []
-    model = TD3("Pendulum-v1", config, seed=seed, device="cpu")
-    model.learn(steps, eval_freq=1_000, eval_episodes=10, log=lambda r: evaluations.append(r.get("eval_return", None)))
-    evaluations = [e for e in evaluations if e is not None]
-    return evaluations[-1], max(evaluations)
+    values = [value for _, value in evaluations(config, seed, steps)]
+    return values[-1], max(values)
 
 
 def main() -> None:

@@ -14,23 +14,17 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from td3_steps import TD3, TD3Config
+from mixed_precision_learning import evaluations
+from time_to_solve import THRESHOLD
 
-THRESHOLD = -200.0
+from td3_steps import TD3Config
 
 
 def run(tau: float, seed: int, steps: int) -> tuple[int | None, float]:
     """(first step whose evaluation exceeds THRESHOLD, or None; the final evaluation's mean return)."""
-    config = TD3Config.from_preset("pendulum").replace(tau=tau)
-    evaluations: list[tuple[int, float]] = []
-
-    def log(row: dict) -> None:
-        if "eval_return" in row:
-            evaluations.append((row["step"], row["eval_return"]))
-
-    TD3("Pendulum-v1", config, seed=seed, device="cpu").learn(steps, eval_freq=1_000, eval_episodes=10, log=log)
-    solved = next((step for step, value in evaluations if value > THRESHOLD), None)
-    return solved, evaluations[-1][1]
+    rows = evaluations(TD3Config.from_preset("pendulum").replace(tau=tau), seed, steps)
+    solved = next((step for step, value in rows if value > THRESHOLD), None)
+    return solved, rows[-1][1]
 
 
 def main() -> None:

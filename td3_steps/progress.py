@@ -15,6 +15,7 @@ class ProgressBar:
     """
 
     def __init__(self, total: int, start: int = 0, stream=None, interval: float = 0.5, width: int = 24):
+        """`total`: the run's last step; `start`: the step this sitting began at (a resumed run's checkpoint)."""
         self.total, self.start = total, start
         self.stream = stream if stream is not None else sys.stderr
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
@@ -40,8 +41,7 @@ class ProgressBar:
             self.stream.flush()
 
     def _line(self, step: int) -> str:
-        done = (step - self.start) / max(self.total - self.start, 1)
-        filled = int(self.width * min(done, 1.0))
+        filled = int(self.width * min(step / max(self.total, 1), 1.0))  # the whole run, resumed or not
         speed = (step - self.start) / max(time.perf_counter() - self.t0, 1e-9)
         parts = [f"[{'#' * filled}{'.' * (self.width - filled)}] {step}/{self.total} steps", f"{speed:.0f} steps/s"]
         labels = {

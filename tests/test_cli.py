@@ -1,6 +1,7 @@
 """The command line: train writes a complete run directory, resume continues it exactly."""
 
 import csv
+import io
 import json
 
 import pytest
@@ -9,6 +10,7 @@ from PIL import Image
 from td3_steps import TD3
 from td3_steps.cli import main
 from td3_steps.metrics import COLUMNS
+from td3_steps.progress import ProgressBar
 
 SHORT = ["--steps", "1300", "--eval-freq", "650", "--eval-episodes", "2"]
 
@@ -21,7 +23,13 @@ def rows(path):
 def test_train_writes_a_run_directory(tmp_path, capsys):
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--seed", "1", *SHORT])
-    assert sorted(p.name for p in run.iterdir()) == ["checkpoint", "learning_curve.png", "metrics.csv", "policy.pt", "run.json"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        "checkpoint",
+        "learning_curve.png",
+        "metrics.csv",
+        "policy.pt",
+        "run.json",
+    ]
     meta = json.loads((run / "run.json").read_text())
     assert meta["env_id"] == "Pendulum-v1" and meta["total_steps"] == 1300 and meta["seed"] == 1
     table = rows(run / "metrics.csv")
@@ -49,6 +57,18 @@ def test_resume_continues_to_the_same_result(tmp_path):
 
     assert len(rows(straight / "metrics.csv")) == 8  # 6 episodes and 2 evaluations (the last is the final one)
     assert without_time(rows(straight / "metrics.csv")) == without_time(rows(split / "metrics.csv"))
+
+
+def test_progress_bar_shows_the_whole_run_and_this_sittings_speed():
+    log = io.StringIO()  # not a terminal: a line at each forced update only
+    bar = ProgressBar(1_000_000, start=250_000, stream=log)  # resumed from a checkpoint at 250k
+    bar.update(260_000, episode_return=12.0)
+    assert log.getvalue() == ""
+    bar.t0 -= 100.0  # as if this sitting had run 100 s
+    bar.update(500_000, force=True, eval_return=float("nan"), critic_loss=0.5)
+    line = log.getvalue()
+    assert line.startswith("[" + "#" * 12 + "." * 12 + "] 500000/1000000 steps | 2500 steps/s | return 12 |")
+    assert line.endswith("| critic loss 0.5\n") and "eval" not in line
 
 
 def test_evaluate_and_render(tmp_path, capsys):

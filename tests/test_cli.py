@@ -59,7 +59,7 @@ def test_resume_continues_to_the_same_result(tmp_path):
     assert without_time(rows(straight / "metrics.csv")) == without_time(rows(split / "metrics.csv"))
 
 
-def test_progress_bar_shows_the_whole_run_and_this_sittings_speed():
+def test_progress_bar_shows_the_whole_run_and_this_sittings_speed_and_time_left():
     log = io.StringIO()  # not a terminal: a line at each forced update only
     bar = ProgressBar(1_000_000, start=250_000, stream=log)  # resumed from a checkpoint at 250k
     bar.update(260_000, episode_return=12.0)
@@ -67,7 +67,9 @@ def test_progress_bar_shows_the_whole_run_and_this_sittings_speed():
     bar.t0 -= 100.0  # as if this sitting had run 100 s
     bar.update(500_000, force=True, eval_return=float("nan"), critic_loss=0.5)
     line = log.getvalue()
-    assert line.startswith("[" + "#" * 12 + "." * 12 + "] 500000/1000000 steps | 2500 steps/s | return 12 |")
+    assert line.startswith(
+        "[" + "#" * 12 + "." * 12 + "] 500000/1000000 steps | 2500 steps/s | 0:03:20 left | return 12 |"
+    )
     assert line.endswith("| critic loss 0.5\n") and "eval" not in line
 
 

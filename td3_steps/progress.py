@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from datetime import timedelta
 
 
 class ProgressBar:
@@ -44,8 +45,8 @@ class ProgressBar:
         filled = int(self.width * min(step / max(self.total, 1), 1.0))  # the whole run, resumed or not
         speed = (step - self.start) / max(time.perf_counter() - self.t0, 1e-9)
         parts = [f"[{'#' * filled}{'.' * (self.width - filled)}] {step}/{self.total} steps", f"{speed:.0f} steps/s"]
-        if 0 < step - self.start and step < self.total:
-            parts.append(f"{_duration((self.total - step) / speed)} left")
+        if self.start < step < self.total:
+            parts.append(f"{timedelta(seconds=round((self.total - step) / speed))} left")
         labels = {
             "episode_return": "return",
             "eval_return": "eval",
@@ -57,9 +58,3 @@ class ProgressBar:
             if value is not None and not math.isnan(value):
                 parts.append(f"{label} {value:.4g}")
         return " | ".join(parts)
-
-
-def _duration(seconds: float) -> str:
-    """3725.0 -> '1:02:05'."""
-    minutes, secs = divmod(round(seconds), 60)
-    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"

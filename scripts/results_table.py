@@ -18,16 +18,22 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
+
+def _locomotion(zoo: str, docs: str, mujoco_env: str, paper: str) -> str:
+    """The three published figures for a Bullet locomotion task, the paper's from MuJoCo."""
+    return (
+        f"rl-baselines3-zoo: {zoo} (1M steps, 1 run); Stable-Baselines3 docs: {docs} (1M steps, 3 seeds); paper,"
+        f" MuJoCo {mujoco_env} (another simulator): {paper} (max over 1M steps, 10 seeds)"
+    )
+
+
 # Published figures (../shared/reference-numbers.md): what a reader compares our numbers with.
 REFERENCES = {
     "Pendulum-v1": "rl-baselines3-zoo: -151.9 ± 90.2 (20k steps, 1 run)",
-    "Walker2DBulletEnv-v0": (
-        "rl-baselines3-zoo: 2213.7 ± 230.6 (1M steps, 1 run); Stable-Baselines3 docs: 2063 ± 185 (1M steps,"
-        " 3 seeds); paper, MuJoCo Walker2d (another simulator): 4682.8 ± 539.6 (max over 1M steps, 10 seeds)"
-    ),
-    "HalfCheetahBulletEnv-v0": "rl-baselines3-zoo: 2821.6 ± 19.7; Stable-Baselines3 docs: 2774 ± 35 (1M steps)",
-    "HopperBulletEnv-v0": "rl-baselines3-zoo: 2681.6 ± 27.8; Stable-Baselines3 docs: 2429 ± 126 (1M steps)",
-    "AntBulletEnv-v0": "rl-baselines3-zoo: 3300.0 ± 54.6; Stable-Baselines3 docs: 3305 ± 43 (1M steps)",
+    "Walker2DBulletEnv-v0": _locomotion("2213.7 ± 230.6", "2063 ± 185", "Walker2d", "4682.8 ± 539.6"),
+    "HalfCheetahBulletEnv-v0": _locomotion("2821.6 ± 19.7", "2774 ± 35", "HalfCheetah", "9637.0 ± 859.1"),
+    "HopperBulletEnv-v0": _locomotion("2681.6 ± 27.8", "2429 ± 126", "Hopper", "3564.1 ± 114.7"),
+    "AntBulletEnv-v0": _locomotion("3300.0 ± 54.6", "3305 ± 43", "Ant", "4372.4 ± 1000.3"),
 }
 
 

@@ -1,6 +1,6 @@
 """The trained agents shipped in assets/: each actor loads and plays well; each CSV is well formed.
 
-Thresholds are stated here and in the README's Results table; the evaluation episodes are
+Thresholds are stated here (SHIPPED) and in the README's Results section; the evaluation episodes are
 seeded (Policy.evaluate), so the scores are the same on every run on one machine.
 """
 
@@ -18,6 +18,7 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED = {
     **{f"pendulum/seed{s}": ("Pendulum-v1", 5, -400.0) for s in range(5)},
     "walker2d": ("Walker2DBulletEnv-v0", 2, 1000.0),
+    "hopper": ("HopperBulletEnv-v0", 2, 2000.0),
 }
 
 

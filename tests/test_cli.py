@@ -5,6 +5,7 @@ import io
 import json
 
 import pytest
+import torch
 from PIL import Image
 
 from td3_steps import TD3
@@ -13,6 +14,7 @@ from td3_steps.metrics import COLUMNS
 from td3_steps.progress import ProgressBar
 
 SHORT = ["--steps", "1300", "--eval-freq", "650", "--eval-episodes", "2"]
+HALF = ["--steps", "650", "--eval-freq", "650", "--eval-episodes", "2"]  # SHORT's first evaluation
 
 
 def rows(path):
@@ -49,7 +51,7 @@ def test_train_writes_a_run_directory(tmp_path, capsys):
 def test_resume_continues_to_the_same_result(tmp_path):
     straight, split = tmp_path / "straight", tmp_path / "split"
     main(["train", "--out", str(straight), *SHORT])
-    main(["train", "--out", str(split), "--steps", "650", "--eval-freq", "650", "--eval-episodes", "2"])
+    main(["train", "--out", str(split), *HALF])
     main(["train", "--resume", str(split), "--steps", "1300"])
 
     def without_time(table):
@@ -57,6 +59,19 @@ def test_resume_continues_to_the_same_result(tmp_path):
 
     assert len(rows(straight / "metrics.csv")) == 8  # 6 episodes and 2 evaluations (the last is the final one)
     assert without_time(rows(straight / "metrics.csv")) == without_time(rows(split / "metrics.csv"))
+
+
+def test_threads_are_kept_in_run_json_and_used_again_on_resume(tmp_path):
+    default = torch.get_num_threads()
+    run = tmp_path / "run"
+    try:
+        main(["train", "--out", str(run), "--threads", str(default + 1), *HALF])
+        assert json.loads((run / "run.json").read_text())["threads"] == default + 1
+        torch.set_num_threads(default)
+        main(["train", "--resume", str(run), "--steps", "700"])
+        assert torch.get_num_threads() == default + 1
+    finally:
+        torch.set_num_threads(default)
 
 
 def test_progress_bar_shows_the_whole_run_and_this_sittings_speed_and_time_left():
@@ -89,6 +104,8 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
     main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
     with pytest.raises(SystemExit, match="already holds a run.*--resume"):
         main(["train", "--out", str(run), "--steps", "10"])
+    with pytest.raises(SystemExit, match="--threads must be at least 1"):
+        main(["train", "--out", str(tmp_path / "other"), "--threads", "0"])
     with pytest.raises(SystemExit, match="not a run directory"):
         main(["train", "--resume", str(tmp_path / "nowhere")])
     with pytest.raises(SystemExit, match="No checkpoint"):

@@ -12,7 +12,7 @@ import statistics
 from pathlib import Path
 
 from td3_steps.course import replace_between
-from td3_steps.metrics import read_metrics
+from td3_steps.metrics import read_evaluations
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -56,12 +56,6 @@ def _cell(evaluations: list[dict[int, tuple[float, float]]], step_of) -> str:
     return f"{statistics.mean(means):.1f} ± {statistics.stdev(means):.1f} (seeds)"
 
 
-def _evaluations(run_dir: Path) -> dict[int, tuple[float, float]]:
-    """step -> (mean, std) of each evaluation of a run."""
-    series = read_metrics(run_dir / "metrics.csv")
-    return {step: (mean, std) for (step, mean), (_, std) in zip(series["eval_return"], series["eval_return_std"])}
-
-
 def table() -> str:
     lines = [
         "| task | preset | steps | seeds | final evaluation | best evaluation | published | command |",
@@ -69,7 +63,7 @@ def table() -> str:
     ]
     for task, run_dirs in shipped_runs().items():
         runs = [json.loads((d / "run.json").read_text()) for d in run_dirs]
-        evaluations = [_evaluations(d) for d in run_dirs]
+        evaluations = [read_evaluations(d / "metrics.csv") for d in run_dirs]
         final = _cell(evaluations, max)
         best = _cell(evaluations, lambda series: max(series, key=lambda step: series[step][0]))
         steps = max(evaluations[0])

@@ -98,6 +98,12 @@ def read_metrics(path) -> dict[str, list[tuple[int, float]]]:
     return series
 
 
+def read_evaluations(path) -> dict[int, tuple[float, float]]:
+    """step -> (mean, std) of the return of each evaluation in a metrics CSV."""
+    series = read_metrics(path)
+    return {step: (mean, std) for (step, mean), (_, std) in zip(series["eval_return"], series["eval_return_std"])}
+
+
 def plot_learning_curve(csv_path, png_path, title: str = "", reference: float | None = None) -> None:
     """Episode returns (thin), evaluation returns with their std (bold), and the Q-value means."""
     import matplotlib

@@ -1,0 +1,67 @@
+"""scripts/run_summary.py: the figures the README's Results prose quotes, from a run's metrics.csv."""
+
+import json
+
+import pytest
+
+from scripts.run_summary import main
+from td3_steps.metrics import MetricsCSV
+
+# step -> evaluation mean: passes 100 at 2,000, falls back at 4,000, stays above from 5,000 on
+EVALUATIONS = {1000: 50.0, 2000: 120.0, 3000: 130.0, 4000: 90.0, 5000: 150.0, 6000: 140.0}
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps({"env_id": "Pendulum-v1", "preset": "pendulum", "seed": 3}))
+    log = MetricsCSV(tmp_path / "metrics.csv")
+    for step, mean in EVALUATIONS.items():
+        log({"step": step - 500, "episode": step // 500, "episode_return": mean - 10, "time_s": step / 100})
+        log({"step": step, "eval_return": mean, "eval_return_std": 5.0, "time_s": step / 100 + 1})
+    return tmp_path
+
+
+def test_summary_counts_evaluations_above_the_level(run_dir, capsys):
+    main([str(run_dir), "--level", "100", "--steps", "2000:4000", "--steps", "5000:", "--steps", ":1500"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{run_dir} (Pendulum-v1, pendulum, seed 3): 6 evaluations up to 6,000 steps, 61 s of training"
+    assert lines[1] == "  final 140.0 ± 5.0 at 6,000; best 150.0 ± 5.0 at 5,000"
+    assert lines[2] == "  above 100: first at 2,000; every one from 5,000"
+    assert lines[3] == "  2,000 to 4,000 steps: 2 of 3 above 100, median 120.0, lowest 90.0"
+    assert lines[4] == "  5,000 to 6,000 steps: 2 of 2 above 100, median 145.0, lowest 140.0"
+    assert lines[5] == "  0 to 1,500 steps: 0 of 1 above 100, median 50.0, lowest 50.0"
+    main([str(run_dir), "--level", "100", "--steps", "7000:8000"])
+    assert capsys.readouterr().out.splitlines()[3] == "  7,000 to 8,000 steps: no evaluations"
+
+
+def test_summary_says_never_when_the_level_is_not_kept(run_dir, capsys):
+    main([str(run_dir), "--level", "145"])
+    assert capsys.readouterr().out.splitlines()[2] == "  above 145: first at 5,000; every one from never"
+    main([str(run_dir), "--level", "1000"])
+    assert capsys.readouterr().out.splitlines()[2] == "  above 1,000: first at never; every one from never"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--steps", "1000:"], "give --level too"),
+        (["--level", "100", "--steps", "1000"], "is not FROM:TO"),
+        (["--level", "100", "--steps", "a:b"], "is not FROM:TO"),
+    ],
+)
+def test_bad_arguments_are_explained(run_dir, capsys, args, words):
+    with pytest.raises(SystemExit):
+        main([str(run_dir), *args])
+    assert words in capsys.readouterr().err
+
+
+def test_a_directory_without_a_run_is_explained(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main([str(tmp_path)])
+    assert "is not a run directory: it needs run.json and metrics.csv" in capsys.readouterr().err
+
+
+def test_a_run_without_evaluations_yet_is_explained(run_dir):
+    MetricsCSV(run_dir / "metrics.csv", resume_from_step=600)  # keeps only the first episode's row
+    with pytest.raises(SystemExit, match="has no evaluations yet: train the run further first"):
+        main([str(run_dir)])

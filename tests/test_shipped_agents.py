@@ -1,6 +1,6 @@
 """The trained agents shipped in assets/: each actor loads and plays well; each CSV is well formed.
 
-Thresholds are stated here (SHIPPED) and in the README's Results section; the evaluation episodes are
+Thresholds are stated here (SHIPPED) and, checked against it, in the README's Results section; the episodes are
 seeded (Policy.evaluate), so the scores are the same on every run on one machine.
 """
 
@@ -48,6 +48,13 @@ def test_shipped_metrics_are_well_formed(run):
     gaps = {b - a for a, b in zip(evaluations, evaluations[1:])}
     assert len(gaps) == 1 and evaluations[0] == gaps.pop()  # evaluations at a fixed interval
     assert (ASSETS / run / "learning_curve.png").stat().st_size > 10_000
+
+
+def test_readme_states_each_threshold():
+    readme = " ".join((ASSETS.parent / "README.md").read_text().split())  # line breaks as spaces
+    for run, (_, episodes, threshold) in SHIPPED.items():
+        stated = f"`assets/{run.split('/')[0]}`: {threshold:,g} over {episodes} episodes"
+        assert stated in readme, f"the README's Results section should say {stated!r}"
 
 
 def test_readme_results_table_is_current():

@@ -12,7 +12,7 @@ import statistics
 from pathlib import Path
 
 from td3_steps.course import replace_between
-from td3_steps.metrics import read_evaluations
+from td3_steps.metrics import evaluations_of, read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -63,7 +63,7 @@ def table() -> str:
     ]
     for task, run_dirs in shipped_runs().items():
         runs = [json.loads((d / "run.json").read_text()) for d in run_dirs]
-        evaluations = [read_evaluations(d / "metrics.csv") for d in run_dirs]
+        evaluations = [evaluations_of(read_metrics(d / "metrics.csv")) for d in run_dirs]
         final = _cell(evaluations, max)
         best = _cell(evaluations, lambda series: max(series, key=lambda step: series[step][0]))
         steps = max(evaluations[0])

@@ -14,28 +14,27 @@ import json
 import statistics
 from pathlib import Path
 
-from td3_steps.metrics import read_evaluations, read_metrics
+from td3_steps.metrics import evaluations_of, read_metrics
 
 
 def summary(run_dir: Path, level: float | None = None, ranges: tuple[tuple[int, int | None], ...] = ()) -> str:
-    evaluations = read_evaluations(run_dir / "metrics.csv")
+    series = read_metrics(run_dir / "metrics.csv")
+    evaluations = evaluations_of(series)
     if not evaluations:
         raise SystemExit(f"{run_dir / 'metrics.csv'} has no evaluations yet: train the run further first.")
     run = json.loads((run_dir / "run.json").read_text())
-    times = read_metrics(run_dir / "metrics.csv")["time_s"]
     steps = sorted(evaluations)
     best = max(steps, key=lambda step: evaluations[step][0])
     lines = [
         f"{run_dir} ({run['env_id']}, {run['preset']}, seed {run['seed']}): {len(steps)} evaluations up to"
-        f" {steps[-1]:,} steps, {times[-1][1]:,.0f} s of training",
+        f" {steps[-1]:,} steps, {series['time_s'][-1][1]:,.0f} s of training",
         f"  final {_score(evaluations[steps[-1]])} at {steps[-1]:,}; best {_score(evaluations[best])} at {best:,}",
     ]
     if level is None:
         return "\n".join(lines)
-    above = [step for step in steps if evaluations[step][0] > level]
+    first = next((step for step in steps if evaluations[step][0] > level), None)
     below = [step for step in steps if evaluations[step][0] <= level]
     stays_from = next((step for step in steps if not below or step > below[-1]), None)
-    first = above[0] if above else None
     lines.append(f"  above {level:,g}: first at {_step(first)}; every one from {_step(stays_from)}")
     for start, stop in ranges:
         stop = steps[-1] if stop is None else stop

@@ -98,9 +98,8 @@ def read_metrics(path) -> dict[str, list[tuple[int, float]]]:
     return series
 
 
-def read_evaluations(path) -> dict[int, tuple[float, float]]:
-    """step -> (mean, std) of the return of each evaluation in a metrics CSV."""
-    series = read_metrics(path)
+def evaluations_of(series: dict[str, list[tuple[int, float]]]) -> dict[int, tuple[float, float]]:
+    """step -> (mean, std) of the return of each evaluation, from read_metrics' series."""
     return {step: (mean, std) for (step, mean), (_, std) in zip(series["eval_return"], series["eval_return_std"])}
 
 

@@ -19,6 +19,8 @@ SHIPPED = {
     **{f"pendulum/seed{s}": ("Pendulum-v1", 5, -400.0) for s in range(5)},
     "walker2d": ("Walker2DBulletEnv-v0", 2, 1000.0),
     "hopper": ("HopperBulletEnv-v0", 2, 2000.0),
+    "halfcheetah": ("HalfCheetahBulletEnv-v0", 2, 2000.0),
+    "walker2d-zoo": ("Walker2DBulletEnv-v0", 10, 700.0),  # its final actor falls early in 6 of the 10
 }
 
 

@@ -21,6 +21,7 @@ SHIPPED = {
     "hopper": ("HopperBulletEnv-v0", 2, 2000.0),
     "halfcheetah": ("HalfCheetahBulletEnv-v0", 2, 2000.0),
     "walker2d-zoo": ("Walker2DBulletEnv-v0", 10, 700.0),  # its final actor falls early in 6 of the 10
+    "ant": ("AntBulletEnv-v0", 2, 3000.0),
 }
 
 

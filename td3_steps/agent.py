@@ -43,15 +43,12 @@ from .features import make_features_extractor
 from .metrics import TensorBoardLog
 from .networks import build_actor, build_critics, make_target
 from .noise import make_noise
-from .policy import Policy, derived_seed
+from .policy import Policy
 from .polyak import polyak_update
 from .replay_memory import ReplayMemory
 from .schedules import value_at
+from .seeding import ACTING, PRETRAINING, TRAIN_EPISODES, UPDATES, derived_seed
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
-
-# Streams of derived seeds, so that training, evaluation (policy.EVAL_STREAM = 3), pretraining
-# and the two RNGs never share one.
-_ACTING, _UPDATES, _TRAIN_EPISODES, _PRETRAINING = 0, 1, 2, 4
 
 # What get_parameters returns and set_parameters takes: the networks, their targets, the optimizers.
 PARAMETERS = ("actor", "actor_target", "critics", "critic_targets", "actor_optimizer", "critic_optimizer")
@@ -172,8 +169,8 @@ class TD3:
         obs_dtype = torch.uint8 if is_image_space(self.observation_space) else torch.float32
         self.memory = ReplayMemory(config.buffer_size, obs_shape, action_dim, self.device, obs_dtype)
 
-        self.act_rng = torch.Generator().manual_seed(derived_seed(self.seed, _ACTING))
-        self.update_rng = torch.Generator(self.device).manual_seed(derived_seed(self.seed, _UPDATES))
+        self.act_rng = torch.Generator().manual_seed(derived_seed(self.seed, ACTING))
+        self.update_rng = torch.Generator(self.device).manual_seed(derived_seed(self.seed, UPDATES))
         self.noise = make_noise(config.noise_type, action_dim, config.ou_theta)
         self._low_on_device = self.action_low.to(self.device)
         self._high_on_device = self.action_high.to(self.device)
@@ -330,7 +327,7 @@ class TD3:
         return row
 
     def _start_episode(self) -> None:
-        obs, _ = self.env.reset(seed=derived_seed(self.seed, _TRAIN_EPISODES, self.episodes))
+        obs, _ = self.env.reset(seed=derived_seed(self.seed, TRAIN_EPISODES, self.episodes))
         self._obs = stored_observation(self.observation_space, obs)
         self._episode_actions = []
         self._episode_return = 0.0
@@ -470,7 +467,7 @@ class TD3:
         if n - n_val < 1:
             raise ValueError(f"pretrain: {n} pairs leave nothing to train on after a validation split of {n_val}.")
 
-        generator = torch.Generator().manual_seed(derived_seed(self.seed, _PRETRAINING))
+        generator = torch.Generator().manual_seed(derived_seed(self.seed, PRETRAINING))
         order = torch.randperm(n, generator=generator)
         val_index, train_index = order[:n_val], order[n_val:]
         rate = learning_rate if learning_rate is not None else value_at(self.config.learning_rate, 1.0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import signal
 import sys
 import time
@@ -23,12 +24,13 @@ from .agent import TD3, TrainingError
 from .checkpoint import CheckpointError
 from .config import PRESETS, ConfigError, get_preset
 from .envs import SpaceError, make_env
-from .metrics import MetricsCSV, plot_learning_curve
+from .metrics import MetricsCSV, evaluations_of, plot_learning_curve, read_metrics
 from .progress import ProgressBar
 
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint"
-POLICY = "policy.pt"  # the actor alone: small enough to ship, read with td3_steps.Policy.load
+POLICY = "policy.pt"  # the final actor alone: small enough to ship, read with td3_steps.Policy.load
+BEST_POLICY = "best_policy.pt"  # the actor of the best periodic evaluation (validation episodes) so far
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -145,10 +147,13 @@ def _free_dir(base: Path) -> Path:
 
 
 def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
+    """The training loop of the command line: learn, log, and after each evaluation save the checkpoint
+    and keep the actor with the best evaluation so far (the validation that selects BEST_POLICY)."""
     checkpoint = run_dir / CHECKPOINT
     progress = ProgressBar(run["total_steps"], start=model.num_steps)
     time_offset, t0 = metrics.last_time(), time.perf_counter()
-    last_eval: dict = {}
+    best = _best_evaluation(metrics.path)
+    evaluations: list[dict] = []  # logged, not yet acted on
 
     def log(row: dict) -> None:
         row["time_s"] = time_offset + time.perf_counter() - t0
@@ -156,13 +161,21 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         is_eval = "eval_return" in row
         progress.update(row["step"], force=is_eval, **{k: v for k, v in row.items() if k != "step"})
         if is_eval:
-            last_eval.update(row)
-            model.save(checkpoint, include_memory=True)
+            evaluations.append(row)
+
+    def after_evaluation(m: TD3) -> None:
+        row = evaluations.pop()
+        if row["eval_return"] > best.get("eval_return", -math.inf):
+            best.update(row)
+            m.save_policy(run_dir / BEST_POLICY)
+        m.save(checkpoint, include_memory=True)
 
     interrupted = []  # Ctrl-C stops training at the next step boundary, where the state is consistent
 
     def on_step(m: TD3) -> bool:
         progress.update(m.num_steps)
+        if evaluations:
+            after_evaluation(m)
         return not interrupted
 
     previous_handler = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
@@ -177,22 +190,41 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     finally:
         signal.signal(signal.SIGINT, previous_handler)
         progress.close()
-    model.save(checkpoint, include_memory=True)
-    model.save_policy(run_dir / POLICY)
-    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png", title=f"TD3 on {run['env_id']}")
     if interrupted:
+        model.save(checkpoint, include_memory=True)
         print(f"Interrupted at step {model.num_steps}; checkpoint saved. Continue with:"
               f" python -m td3_steps train --resume {run_dir}", file=sys.stderr)  # fmt: skip
         sys.exit(130)
-    if last_eval.get("step") != model.num_steps:
+    if _last_evaluation_step(metrics.path) != model.num_steps:  # the run's end is evaluated and saved like any
         mean, std = model.evaluate(run["eval_episodes"])
         log({"step": model.num_steps, "eval_return": mean, "eval_return_std": std})
+        after_evaluation(model)
+    model.save_policy(run_dir / POLICY)
+    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png", title=f"TD3 on {run['env_id']}")
+    final = evaluations_of(read_metrics(metrics.path))[model.num_steps]
     elapsed = time_offset + time.perf_counter() - t0
     print(
-        f"Final evaluation after {model.num_steps} steps: {last_eval['eval_return']:.1f} ± {last_eval['eval_return_std']:.1f}"
+        f"Final evaluation after {model.num_steps} steps: {final[0]:.1f} ± {final[1]:.1f}"
         f" over {run['eval_episodes']} deterministic episodes ({elapsed:.0f} s of training).\n"
-        f"Run directory: {run_dir} (metrics.csv, learning_curve.png, policy.pt, checkpoint/)"
+        f"Best evaluation: {best['eval_return']:.1f} ± {best['eval_return_std']:.1f} at step {best['step']}"
+        f" ({BEST_POLICY}).\n"
+        f"Run directory: {run_dir} (metrics.csv, learning_curve.png, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
     )
+
+
+def _best_evaluation(csv_path: Path) -> dict:
+    """The best evaluation row so far (step, eval_return, eval_return_std); {} before the first one."""
+    evaluations = evaluations_of(read_metrics(csv_path))
+    if not evaluations:
+        return {}
+    step = max(evaluations, key=lambda s: (evaluations[s][0], s))
+    mean, std = evaluations[step]
+    return {"step": step, "eval_return": mean, "eval_return_std": std}
+
+
+def _last_evaluation_step(csv_path: Path) -> int | None:
+    evaluations = evaluations_of(read_metrics(csv_path))
+    return max(evaluations) if evaluations else None
 
 
 def evaluate_command(args: argparse.Namespace) -> None:

@@ -14,15 +14,10 @@ from .checkpoint import CheckpointError, load_tensors, save_atomically
 from .config import TD3Config
 from .envs import check_action_space, make_env, observation_batch, stored_observation_shape
 from .networks import Actor, build_actor
+from .seeding import EVAL_EPISODES, derived_seed
 
 POLICY_FORMAT = "td3_steps policy"
 POLICY_VERSION = 2  # version 1 (no "architecture", "obs_dim" instead of "obs_shape") still loads
-EVAL_STREAM = 3  # the derived-seed stream of evaluation episodes
-
-
-def derived_seed(seed: int, stream: int, index: int = 0) -> int:
-    """A 32-bit seed for (seed, stream, index), independent across streams and indices."""
-    return int(np.random.SeedSequence([seed, stream, index]).generate_state(1)[0])
 
 
 class Policy:
@@ -74,13 +69,22 @@ class Policy:
         Runs in an env of its own with fixed per-episode seeds (derived from `seed`), so
         every evaluation sees the same starting states and a training env is not disturbed.
         """
-        if not isinstance(n_episodes, int) or n_episodes < 1:
+        returns = self.episode_returns(n_episodes, seed)
+        return float(np.mean(returns)), float(np.std(returns))
+
+    def episode_returns(self, n_episodes: int, seed: int = 0, stream: int = EVAL_EPISODES) -> list[float]:
+        """The returns of `n_episodes` deterministic episodes, episode k reset with derived_seed(seed, stream, k).
+
+        stream=seeding.EVAL_EPISODES (the default) gives the periodic evaluation's episodes;
+        seeding.TEST_EPISODES the evaluation protocol's fresh ones.
+        """
+        if not isinstance(n_episodes, int) or isinstance(n_episodes, bool) or n_episodes < 1:
             raise ValueError(f"n_episodes must be a positive integer, got {n_episodes!r}.")
         if self._eval_env is None:
             self._eval_env = make_env(self.env_id) if self.env_id is not None else copy.deepcopy(self._env)
         returns = []
         for k in range(n_episodes):
-            obs, _ = self._eval_env.reset(seed=derived_seed(seed, EVAL_STREAM, k))
+            obs, _ = self._eval_env.reset(seed=derived_seed(seed, stream, k))
             total, done = 0.0, False
             while not done:
                 action, _ = self.predict(obs)
@@ -88,7 +92,7 @@ class Policy:
                 total += float(reward)
                 done = terminated or truncated
             returns.append(total)
-        return float(np.mean(returns)), float(np.std(returns))
+        return returns
 
     def save(self, path) -> None:
         """One small file: the actor's weights and what is needed to rebuild it (atomic write)."""

@@ -8,7 +8,7 @@ import pytest
 import torch
 from PIL import Image
 
-from td3_steps import TD3
+from td3_steps import TD3, Policy
 from td3_steps.cli import main
 from td3_steps.metrics import COLUMNS
 from td3_steps.progress import ProgressBar
@@ -26,6 +26,7 @@ def test_train_writes_a_run_directory(tmp_path, capsys):
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--seed", "1", *SHORT])
     assert sorted(p.name for p in run.iterdir()) == [
+        "best_policy.pt",
         "checkpoint",
         "learning_curve.png",
         "metrics.csv",
@@ -46,6 +47,22 @@ def test_train_writes_a_run_directory(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Final evaluation after 1300 steps" in out and str(run) in out
     assert TD3.load(run / "checkpoint", device="cpu").num_steps == 1300
+
+
+def test_best_policy_is_the_actor_of_the_best_evaluation(tmp_path, capsys):
+    """Seed 1's first evaluation (650 steps) beats its last (1300): best_policy.pt keeps the 650-step actor,
+    and a resumed run that adds no better evaluation keeps it too (the best so far is read back from metrics.csv)."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--seed", "1", *HALF])
+    at_650 = (run / "best_policy.pt").read_bytes()
+    main(["train", "--resume", str(run), "--steps", "1300"])
+    evals = {int(r["step"]): float(r["eval_return"]) for r in rows(run / "metrics.csv") if r["eval_return"]}
+    assert evals[650] > evals[1300], evals  # the premise of this test
+    assert (run / "best_policy.pt").read_bytes() == at_650
+    mean, _ = Policy.load(run / "best_policy.pt").evaluate(2, seed=1)
+    assert mean == pytest.approx(evals[650], abs=0.01)  # the CSV keeps 6 significant digits
+    assert (run / "policy.pt").read_bytes() != at_650  # policy.pt stays the final actor
+    assert "Best evaluation: " in capsys.readouterr().out
 
 
 def test_resume_continues_to_the_same_result(tmp_path):

@@ -1,0 +1,23 @@
+"""Seeds: one run seed, derived into independent streams, one per purpose.
+
+Every random draw of a run comes from `derived_seed(seed, stream, index)` with a stream of this
+table, so that acting, updates, training episodes, evaluation and pretraining never share a sequence,
+and the fresh episodes of the evaluation protocol (scripts/evaluate_agents.py) are never seen in
+training or in the periodic evaluation that selects the best actor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ACTING = 0  # exploration: random warm-up actions and the acting noise
+UPDATES = 1  # batch sampling and target smoothing noise (steps 4 and 6)
+TRAIN_EPISODES = 2  # the reset seed of each training episode
+EVAL_EPISODES = 3  # the periodic evaluation's episodes: the validation set that selects the best actor
+PRETRAINING = 4  # behaviour cloning's split and shuffles
+TEST_EPISODES = 5  # the evaluation protocol's fresh episodes: never used to select or tune
+
+
+def derived_seed(seed: int, stream: int, index: int = 0) -> int:
+    """A 32-bit seed for (seed, stream, index), independent across streams and indices."""
+    return int(np.random.SeedSequence([seed, stream, index]).generate_state(1)[0])

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from td3_steps import TD3, ReplayMemory, TD3Config, make_env
-from td3_steps.agent import has_fast_bfloat16
+from td3_steps.devices import has_fast_bfloat16
 
 HYPERPARAMETERS = dict(
     learning_rate=1e-3,

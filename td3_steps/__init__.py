@@ -16,13 +16,14 @@ extractors (NatureCNN for images), callbacks (EvalCallback).
 """
 
 from .actor_update import actor_loss, actor_update, policy_update_due
-from .agent import TD3, TrainingError
+from .agent import TD3
 from .callbacks import EvalCallback
 from .checkpoint import CheckpointError
 from .config import PRESETS, ConfigError, TD3Config
 from .critic_update import critic_loss, critic_update, current_q_values
 from .envs import SpaceError, make_env
 from .features import FlattenExtractor, NatureCNN
+from .metrics import TrainingError
 from .networks import Actor, Critic, Critics, make_target
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .policy import Policy

@@ -4,6 +4,7 @@ python -m td3_steps train                      # the pendulum preset, about a mi
 python -m td3_steps train --preset walker2d-blog --out runs/walker
 python -m td3_steps train --resume runs/walker  # continue where the last checkpoint left off
 python -m td3_steps train --preset hopper-zoo --threads 1  # with another such run beside it on a 2-core CPU
+python -m td3_steps train --tau 0.005 --net-arch 256 256   # any TD3Config field, on top of the preset
 python -m td3_steps evaluate runs/pendulum-seed0
 python -m td3_steps render runs/pendulum-seed0  # writes runs/pendulum-seed0/agent.gif
 """
@@ -11,6 +12,7 @@ python -m td3_steps render runs/pendulum-seed0  # writes runs/pendulum-seed0/age
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import signal
@@ -20,12 +22,13 @@ from pathlib import Path
 
 import torch
 
-from .agent import TD3, TrainingError
+from .agent import TD3
 from .checkpoint import CheckpointError
-from .config import PRESETS, ConfigError, get_preset
+from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
+from .devices import resolve_device
 from .envs import SpaceError, make_env
-from .metrics import MetricsCSV, evaluations_of, plot_learning_curve, read_metrics
-from .progress import ProgressBar
+from .metrics import MetricsCSV, TrainingError, evaluations_of, plot_learning_curve, read_metrics
+from .policy import Policy
 
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint"
@@ -45,7 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m td3_steps", description="Train, evaluate and render TD3 agents.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    train = commands.add_parser("train", help="train TD3 and write a run directory")
+    train = commands.add_parser(
+        "train",
+        help="train TD3 and write a run directory",
+        description="Train TD3 and write a run directory: run.json, metrics.csv, learning_curve.png, policy.pt,"
+        " best_policy.pt and checkpoint/.",
+    )
     train.add_argument("--preset", default="pendulum", choices=list(PRESETS), help="named recipe (default: pendulum)")
     train.add_argument("--env", help="environment id, instead of the preset's")
     train.add_argument("--steps", type=int, help="total environment steps (default: the preset's)")
@@ -59,16 +67,17 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--eval-freq", type=int, help="steps between evaluations (default: the preset's)")
     train.add_argument("--eval-episodes", type=int, help="episodes per evaluation (default: 10)")
     train.add_argument("--tensorboard-log", metavar="DIR", help="also write the metrics for TensorBoard into DIR")
+    _add_config_flags(train)
     train.set_defaults(func=train_command)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a run's agent on deterministic episodes")
-    evaluate.add_argument("run_dir", help="a run directory (or a checkpoint directory)")
+    evaluate.add_argument("run_dir", help=AGENT_HELP)
     evaluate.add_argument("--episodes", type=int, default=10)
     evaluate.add_argument("--device", default="auto")
     evaluate.set_defaults(func=evaluate_command)
 
     render = commands.add_parser("render", help="write a GIF (or MP4) of a run's agent")
-    render.add_argument("run_dir", help="a run directory (or a checkpoint directory)")
+    render.add_argument("run_dir", help=AGENT_HELP)
     render.add_argument("--out", help="output file, .gif or .mp4 (default: RUN_DIR/agent.gif)")
     render.add_argument("--max-steps", type=int, default=400, help="frames to record at most (default: 400)")
     render.add_argument("--fps", type=int, default=30)
@@ -77,13 +86,90 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# How each kind of TD3Config field is read from the command line, by its type annotation: argparse's
+# arguments, and what the flag's help adds to the field's docstring.
+_FLAG_KINDS = {
+    "int": ({"type": int, "metavar": "N"}, ""),
+    "float": ({"type": float, "metavar": "X"}, ""),
+    "float | Callable[[float], float]": (
+        {"type": float, "metavar": "X"},
+        " Here a number: schedules come from Python.",
+    ),
+    "str": ({}, ""),
+    "bool": ({"action": argparse.BooleanOptionalAction}, ""),
+    "tuple[int, ...]": ({"type": int, "nargs": "+", "metavar": "SIZE"}, ""),
+    "int | tuple[int, str]": ({"nargs": "+", "metavar": ("N", "UNIT")}, " Here: N, N step or N episode."),
+}
+
+
+def _add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """A flag for every TD3Config field (--learning-rate, --tau, ...), documented by the field's docstring."""
+    group = parser.add_argument_group(
+        "hyperparameters",
+        "Every TD3Config field, applied on top of --preset and checked by TD3Config; run.json records the"
+        " config the run used. Unset, each takes the preset's value (shown for the default preset, pendulum).",
+    )
+    preset = PRESETS["pendulum"].config
+    for field in dataclasses.fields(TD3Config):
+        default = getattr(preset, field.name)
+        shown = " ".join(map(str, default)) if isinstance(default, tuple) else default
+        kind, note = _FLAG_KINDS[field.type]
+        if field.name in CHOICES:
+            kind = {**kind, "choices": CHOICES[field.name]}
+        group.add_argument(
+            _flag(field.name), dest=field.name, default=argparse.SUPPRESS,
+            help=f"{field_docs()[field.name]}{note} (pendulum: {shown})".replace("%", "%%"), **kind,
+        )  # fmt: skip
+
+
+def _flag(field_name: str) -> str:
+    return "--" + field_name.replace("_", "-")
+
+
+def _config_flags(args: argparse.Namespace) -> dict:
+    """The TD3Config fields given as flags, as the config takes them."""
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TD3Config) if hasattr(args, f.name)}
+    if "net_arch" in given:
+        given["net_arch"] = tuple(given["net_arch"])
+    if "train_freq" in given:
+        given["train_freq"] = _train_freq(given["train_freq"])
+    return given
+
+
+def _train_freq(words: list[str]) -> int | tuple[int, str]:
+    try:
+        n = int(words[0])
+    except ValueError:
+        n = None
+    if n is None or len(words) > 2:
+        units = " or ".join(TRAIN_FREQ_UNITS)
+        raise ConfigError(f"--train-freq takes N or N UNIT (UNIT: {units}), e.g. --train-freq 1 episode; got {words}.")
+    return n if len(words) == 1 else (n, words[1])
+
+
+AGENT_HELP = "a run directory or a checkpoint directory (the last agent), or an actor file such as RUN_DIR/best_policy.pt"
+
+
+def _agent(path: str, device: str) -> TD3 | Policy:
+    """What evaluate and render act with: the agent of a run's checkpoint, or an actor file (policy.pt)."""
+    if Path(path).is_file():
+        return Policy.load(path, device=resolve_device(device))
+    return TD3.load(_checkpoint_dir(path), device=device, memory=False)
+
+
 def _checkpoint_dir(path: str) -> Path:
     path = Path(path)
     return path / CHECKPOINT if (path / CHECKPOINT).is_dir() else path
 
 
 def train_command(args: argparse.Namespace) -> None:
+    flags = _config_flags(args)
     if args.resume:
+        if flags:
+            raise ConfigError(
+                f"{', '.join(map(_flag, flags))}: a resumed run goes on with the config it started with (its"
+                " run.json), so that it stays one run; to train with other hyperparameters, start a new run with --out."
+            )
         run_dir = Path(args.resume)
         if not (run_dir / RUN_FILE).exists():
             raise CheckpointError(
@@ -98,6 +184,7 @@ def train_command(args: argparse.Namespace) -> None:
         print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
     else:
         preset = get_preset(args.preset)
+        config = preset.config.replace(**flags)
         run = {
             "preset": args.preset,
             "env_id": args.env or preset.env_id,
@@ -105,7 +192,7 @@ def train_command(args: argparse.Namespace) -> None:
             "total_steps": args.steps if args.steps is not None else preset.total_steps,
             "eval_freq": args.eval_freq if args.eval_freq is not None else preset.eval_freq,
             "eval_episodes": args.eval_episodes if args.eval_episodes is not None else preset.eval_episodes,
-            "config": preset.config.to_dict(),
+            "config": config.to_dict(),
         }
         run_dir = Path(args.out) if args.out else _free_dir(Path("runs") / f"{args.preset}-seed{args.seed}")
         if (run_dir / RUN_FILE).exists():
@@ -113,9 +200,7 @@ def train_command(args: argparse.Namespace) -> None:
                 f"{run_dir} already holds a run: continue it with --resume {run_dir}, or choose another --out."
             )
         _use_threads(run, args.threads)
-        model = TD3(
-            run["env_id"], preset.config, seed=args.seed, device=args.device, tensorboard_log=args.tensorboard_log
-        )
+        model = TD3(run["env_id"], config, seed=args.seed, device=args.device, tensorboard_log=args.tensorboard_log)
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
         metrics = MetricsCSV(run_dir / "metrics.csv")
@@ -150,7 +235,6 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     """The training loop of the command line: learn, log, and after each evaluation save the checkpoint
     and keep the actor with the best evaluation so far (the validation that selects BEST_POLICY)."""
     checkpoint = run_dir / CHECKPOINT
-    progress = ProgressBar(run["total_steps"], start=model.num_steps)
     time_offset, t0 = metrics.last_time(), time.perf_counter()
     best = _best_evaluation(metrics.path)
     evaluations: list[dict] = []  # logged, not yet acted on
@@ -158,9 +242,7 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     def log(row: dict) -> None:
         row["time_s"] = time_offset + time.perf_counter() - t0
         metrics(row)
-        is_eval = "eval_return" in row
-        progress.update(row["step"], force=is_eval, **{k: v for k, v in row.items() if k != "step"})
-        if is_eval:
+        if "eval_return" in row:
             evaluations.append(row)
 
     def after_evaluation(m: TD3) -> None:
@@ -173,7 +255,6 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     interrupted = []  # Ctrl-C stops training at the next step boundary, where the state is consistent
 
     def on_step(m: TD3) -> bool:
-        progress.update(m.num_steps)
         if evaluations:
             after_evaluation(m)
         return not interrupted
@@ -186,10 +267,10 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
             eval_episodes=run["eval_episodes"],
             log=log,
             callback=on_step,
+            progress_bar=True,
         )
     finally:
         signal.signal(signal.SIGINT, previous_handler)
-        progress.close()
     if interrupted:
         model.save(checkpoint, include_memory=True)
         print(f"Interrupted at step {model.num_steps}; checkpoint saved. Continue with:"
@@ -228,7 +309,7 @@ def _last_evaluation_step(csv_path: Path) -> int | None:
 
 
 def evaluate_command(args: argparse.Namespace) -> None:
-    model = TD3.load(_checkpoint_dir(args.run_dir), device=args.device, memory=False)
+    model = _agent(args.run_dir, args.device)
     mean, std = model.evaluate(args.episodes)
     print(f"{model.env_id}: {mean:.1f} ± {std:.1f} over {args.episodes} deterministic episodes")
 
@@ -236,8 +317,9 @@ def evaluate_command(args: argparse.Namespace) -> None:
 def render_command(args: argparse.Namespace) -> None:
     from .render import record_episode, write_video
 
-    model = TD3.load(_checkpoint_dir(args.run_dir), device=args.device, memory=False)
-    out = Path(args.out) if args.out else Path(args.run_dir) / "agent.gif"
+    model = _agent(args.run_dir, args.device)
+    folder = Path(args.run_dir)
+    out = Path(args.out) if args.out else (folder.parent if folder.is_file() else folder) / "agent.gif"
     env = make_env(model.env_id, render_mode="rgb_array")
     frames, total = record_episode(model, env, args.max_steps)
     write_video(frames, out, args.fps)

@@ -10,19 +10,25 @@ in episodes, schedules) default to the paper's behaviour.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
-from .features import FEATURES_EXTRACTORS
-from .networks import ACTIVATIONS
-from .noise import NOISE_TYPES
 from .schedules import SCHEDULES, schedule_from_dict
 
 SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
 TRAIN_FREQ_UNITS = ("step", "episode")
 SCHEDULE_TYPES = tuple(SCHEDULES.values())
+# The names the string fields take. The modules that build from them (networks, features, noise) import these
+# tables: the config sits below the pieces it configures.
+ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "elu": "ELU", "leaky_relu": "LeakyReLU", "gelu": "GELU"}  # torch.nn
+NOISE_TYPES = ("normal", "ornstein-uhlenbeck")
+FEATURES_EXTRACTORS = ("auto", "flatten", "nature_cnn")
+CHOICES = {"activation": tuple(ACTIVATIONS), "noise_type": NOISE_TYPES, "features_extractor": FEATURES_EXTRACTORS}
 
 
 class ConfigError(ValueError):
@@ -112,7 +118,6 @@ class TD3Config:
         for name in ("target_policy_noise", "target_noise_clip"):
             _check(self, name, getattr(self, name) >= 0, "a non-negative fraction of the half-range")
         _check_schedulable(self, "exploration_noise", lambda v: v >= 0, "a non-negative fraction of the half-range")
-        _check_choice(self, "noise_type", NOISE_TYPES)
         _check(self, "ou_theta", _is_number(self.ou_theta) and self.ou_theta >= 0, "a non-negative number, e.g. 0.15")
         _check(self, "random_exploration", _is_number(self.random_exploration) and 0 <= self.random_exploration <= 1,
                "a probability in [0, 1]")  # fmt: skip
@@ -123,8 +128,8 @@ class TD3Config:
             and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in self.net_arch),
             "a non-empty sequence of positive layer sizes, e.g. (400, 300)",
         )
-        _check_choice(self, "activation", tuple(ACTIVATIONS))
-        _check_choice(self, "features_extractor", FEATURES_EXTRACTORS)
+        for name, choices in CHOICES.items():
+            _check_choice(self, name, choices)
         _check_int(self, "n_critics", 1)
         for name in ("layer_norm", "share_features_extractor", "mixed_precision"):
             _check(self, name, isinstance(getattr(self, name), bool), "True or False")
@@ -181,8 +186,34 @@ class TD3Config:
         return get_preset(name).config
 
 
+def config_of(config: TD3Config | None, fields: dict) -> TD3Config:
+    """`config`, or a TD3Config of the `fields` given as keyword arguments (TD3(env, tau=...)); not both."""
+    if config is not None and not isinstance(config, TD3Config):
+        raise TypeError(f"config must be a TD3Config, got {type(config).__name__}: use TD3Config(...).")
+    if config is not None and fields:
+        raise TypeError(
+            f"TD3 got config= and TD3Config fields as keyword arguments ({', '.join(fields)}): give the"
+            f" hyperparameters once, e.g. TD3(env, config=config.replace({next(iter(fields))}=...))."
+        )
+    return config if config is not None else TD3Config().replace(**fields)
+
+
 def field_names() -> list[str]:
     return [f.name for f in dataclasses.fields(TD3Config)]
+
+
+@cache
+def field_docs() -> dict[str, str]:
+    """Each field's documentation: the string literal under it in TD3Config's source, as one line.
+
+    The command line's flags take their help from it (as CleanRL's tyro reads a dataclass's docstrings).
+    """
+    (cls,) = ast.parse(inspect.getsource(TD3Config)).body
+    docs = {}
+    for node, after in zip(cls.body, cls.body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+            docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
 
 
 def _check(config: TD3Config, name: str, ok: bool, expected: str) -> None:

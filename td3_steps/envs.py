@@ -172,6 +172,33 @@ def stored_observations(space: gym.Space, observations) -> np.ndarray:
     return batch
 
 
-def env_id_of(env: gym.Env) -> str | None:
+def as_env(env: str | gym.Env) -> gym.Env:
+    """The environment an id names (made by make_env), or the gymnasium.Env given; anything else is refused."""
+    if isinstance(env, str) and env in ("MlpPolicy", "CnnPolicy", "MultiInputPolicy"):
+        raise TypeError(
+            f"{env!r} is a Stable-Baselines3 policy name: td3_steps.TD3 takes the environment first,"
+            " TD3(env, ...) where Stable-Baselines3 writes TD3('MlpPolicy', env, ...)."
+        )
+    env = make_env(env) if isinstance(env, str) else env
+    if not isinstance(env, gym.Env):
+        raise TypeError(f"env must be a gymnasium env id or a gymnasium.Env, got {type(env).__name__}.")
+    return env
+
+
+def check_same_spaces(env: gym.Env, observation_space: gym.Space, action_space: gym.Space) -> None:
+    """An environment that replaces another must have its spaces: the networks are built for them."""
+    for what, new, old in (("observation", env.observation_space, observation_space),
+                           ("action", env.action_space, action_space)):  # fmt: skip
+        if new != old:
+            raise SpaceError(
+                f"the new environment's {what} space {new} differs from the model's {old}; the networks are"
+                " built for the model's: give an environment with the same spaces."
+            )
+
+
+def env_id_of(env: str | gym.Env) -> str | None:
+    """The registered id of an environment (an id is its own), or None for one made without gymnasium.make."""
+    if isinstance(env, str):
+        return env
     spec = getattr(env, "spec", None)
     return spec.id if spec is not None else None

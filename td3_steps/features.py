@@ -17,8 +17,6 @@ from torch import nn
 
 from .envs import SpaceError, is_image_space, stored_observation_shape
 
-FEATURES_EXTRACTORS = ("auto", "flatten", "nature_cnn")
-
 
 class FlattenExtractor(nn.Module):
     """The observation as one flat float vector. Vectors pass unchanged; uint8 images are divided by 255."""

@@ -1,10 +1,12 @@
-"""The metrics of a training run: the CSV, TensorBoard event files, and the learning-curve figure."""
+"""The metrics of a training run: the update statistics, the CSV, TensorBoard event files, and the learning curve."""
 
 from __future__ import annotations
 
 import csv
 import math
 from pathlib import Path
+
+import torch
 
 COLUMNS = [
     "step",
@@ -18,6 +20,82 @@ COLUMNS = [
     "q2_mean",
     "time_s",
 ]
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (a loss became NaN or infinite)."""
+
+
+class UpdateStats:
+    """Running sums of the update's metrics, kept as tensors on the device so that no update waits on the host.
+
+    The host reads them once per episode (`flush`), and checks them there: a loss that became NaN or
+    infinite leaves its running sum non-finite for good, and `finite` counts, per loss, the iterations
+    after which the sum was still finite, which dates the first offending iteration without a host read.
+    """
+
+    LOSSES = ("the critic loss (step 11)", "the actor loss (step 13)")
+
+    def __init__(self, device: torch.device):
+        self.sums = torch.zeros(4, device=device)  # critic loss, actor loss, Q1 mean, Q2 (last critic) mean
+        self.finite = torch.zeros(2, dtype=torch.long, device=device)  # iterations with each loss's sum finite
+        self.critic_count = 0
+        self.actor_count = 0
+
+    def record(self, loss: torch.Tensor, q_values, actor_loss: torch.Tensor | None) -> None:
+        q_means = [q.detach().mean() for q in (q_values[0], q_values[-1])]
+        self.sums += torch.stack(
+            [loss.detach(), actor_loss if actor_loss is not None else loss.new_zeros(()), *q_means]
+        )
+        self.finite += self.sums[:2].isfinite()
+        self.critic_count += 1
+        self.actor_count += actor_loss is not None
+
+    def flush(self, iterations: int, step: int) -> dict:
+        """Means since the last flush (NaN where no update happened), then reset.
+
+        Raises TrainingError if a loss became NaN or infinite since the last flush; `iterations` and
+        `step` are the agent's counts now, to name the iteration.
+        """
+        critic, actor, q1, q2 = self.sums.tolist()
+        self._raise_if_not_finite((critic, actor), iterations, step)
+        n, m = self.critic_count, self.actor_count
+        row = {
+            "critic_loss": critic / n if n else math.nan,
+            "actor_loss": actor / m if m else math.nan,
+            "q1_mean": q1 / n if n else math.nan,
+            "q2_mean": q2 / n if n else math.nan,
+        }
+        self.sums.zero_()
+        self.finite.zero_()
+        self.critic_count = self.actor_count = 0
+        return row
+
+    def check(self, iterations: int, step: int) -> None:
+        """Raise TrainingError if a loss became NaN or infinite since the last flush (one host read)."""
+        self._raise_if_not_finite(self.sums[:2].tolist(), iterations, step)
+
+    def _raise_if_not_finite(self, loss_sums, iterations: int, step: int) -> None:
+        if all(math.isfinite(value) for value in loss_sums):
+            return
+        first = iterations - self.critic_count + 1  # the first iteration since the last flush
+        offending = sorted(
+            (first + finite, k) for k, (value, finite) in enumerate(zip(loss_sums, self.finite.tolist()))
+            if not math.isfinite(value)
+        )  # fmt: skip
+        iteration, k = offending[0]
+        raise TrainingError(
+            f"Training stopped: {self.LOSSES[k]} became NaN or infinite at iteration {iteration} (found at"
+            f" environment step {step}). Check the rewards and observations for NaN or inf, or lower learning_rate."
+        )
+
+    def state_dict(self) -> dict:
+        return {"sums": self.sums.cpu(), "critic_count": self.critic_count, "actor_count": self.actor_count}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.sums.copy_(state["sums"])
+        self.critic_count, self.actor_count = state["critic_count"], state["actor_count"]
+        self.finite.fill_(self.critic_count)  # a checkpoint is saved only while every loss is finite
 
 
 class MetricsCSV:

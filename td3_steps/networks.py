@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import gymnasium as gym
 import torch
 from torch import nn
 
+from .config import ACTIVATIONS, TD3Config
 from .features import FlattenExtractor, make_features_extractor
-
-if TYPE_CHECKING:
-    from .config import TD3Config
-
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU}
 
 
 class MLP(nn.Module):
@@ -48,7 +43,7 @@ class MLP(nn.Module):
             layers.append(nn.Linear(in_dim, size))
             if layer_norm:
                 layers.append(nn.LayerNorm(size))
-            layers.append(ACTIVATIONS[activation]())
+            layers.append(getattr(nn, ACTIVATIONS[activation])())
             in_dim = size
         self.hidden = nn.Sequential(*layers)
         self.out = nn.Linear(in_dim, out_dim)

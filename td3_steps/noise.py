@@ -11,8 +11,8 @@ half-range of each action dimension), so the noise stays relative to the action 
 Ornstein-Uhlenbeck follows Stable-Baselines3's OrnsteinUhlenbeckActionNoise (dt = 0.01). From 0
 at an episode's start its standard deviation grows like sigma * sqrt(t * dt) towards
 sigma / sqrt(2 theta) (about 1.8 sigma for theta = 0.15), reached after some 1 / (theta * dt)
-steps. The draws come from the generator the agent passes (its act_rng); the process's state is
-saved in checkpoints.
+steps. The draws come from the generator the agent passes (its act_rng), on the scale's device; the
+process's state is saved in checkpoints. `Policy.explore` is the one place that adds this noise to an action.
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ import math
 
 import torch
 
-NOISE_TYPES = ("normal", "ornstein-uhlenbeck")
-
 
 class GaussianNoise:
     """eps * scale, eps ~ N(0, 1) independently at every step."""
 
     def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        return torch.randn(scale.shape, generator=generator) * scale
+        return torch.randn(scale.shape, generator=generator, device=scale.device) * scale
 
     def reset(self) -> None:
         """Nothing to forget: every draw is independent."""
@@ -43,12 +41,12 @@ class GaussianNoise:
 class OrnsteinUhlenbeckNoise:
     """x * scale, where x follows x <- x - theta * x * dt + sqrt(dt) * N(0, 1), started at 0."""
 
-    def __init__(self, size: int, theta: float = 0.15, dt: float = 1e-2):
+    def __init__(self, size: int, theta: float = 0.15, dt: float = 1e-2, device: str | torch.device = "cpu"):
         self.theta, self.dt = theta, dt
-        self.x = torch.zeros(size)
+        self.x = torch.zeros(size, device=device)
 
     def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        step = torch.randn(self.x.shape, generator=generator)
+        step = torch.randn(self.x.shape, generator=generator, device=self.x.device)
         self.x = self.x - self.theta * self.x * self.dt + math.sqrt(self.dt) * step
         return self.x * scale
 
@@ -56,14 +54,16 @@ class OrnsteinUhlenbeckNoise:
         self.x = torch.zeros_like(self.x)
 
     def state_dict(self) -> dict:
-        return {"x": self.x.clone()}
+        return {"x": self.x.to("cpu", copy=True)}
 
     def load_state_dict(self, state: dict) -> None:
-        self.x = state["x"].clone()
+        self.x = state["x"].to(self.x.device, copy=True)
 
 
-def make_noise(noise_type: str, size: int, theta: float = 0.15) -> GaussianNoise | OrnsteinUhlenbeckNoise:
-    """The acting noise TD3Config.noise_type names, for `size` action dimensions."""
+def make_noise(
+    noise_type: str, size: int, theta: float = 0.15, device: str | torch.device = "cpu"
+) -> GaussianNoise | OrnsteinUhlenbeckNoise:
+    """The acting noise TD3Config.noise_type names, for `size` action dimensions on `device`."""
     if noise_type == "ornstein-uhlenbeck":
-        return OrnsteinUhlenbeckNoise(size, theta)
+        return OrnsteinUhlenbeckNoise(size, theta, device=device)
     return GaussianNoise()

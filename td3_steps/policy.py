@@ -12,9 +12,10 @@ from torch import nn
 
 from .checkpoint import CheckpointError, load_tensors, save_atomically
 from .config import TD3Config
-from .envs import check_action_space, make_env, observation_batch, stored_observation_shape
+from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
 from .networks import Actor, build_actor
-from .seeding import EVAL_EPISODES, derived_seed
+from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
+from .seeding import ACTING, EVAL_EPISODES, derived_seed
 
 POLICY_FORMAT = "td3_steps policy"
 POLICY_VERSION = 2  # version 1 (no "architecture", "obs_dim" instead of "obs_shape") still loads
@@ -26,13 +27,24 @@ class Policy:
     Args:
         actor: the Actor network (shared, not copied: a TD3 agent's policy follows its training).
         env: the environment (or its id) the actor acts in; gives the spaces and evaluation episodes.
-        exploration_noise: std of the noise `predict(..., deterministic=False)` adds, relative
+        exploration_noise: sigma of the noise `predict(..., deterministic=False)` adds, relative
             to the half-range.
+        noise: the acting noise (td3_steps.noise; default GaussianNoise), and `generator` the
+            generator it draws from (default: seeded with seed 0's acting stream). A TD3 agent
+            passes its own, so that its exploration and this policy's noisy predictions are one path.
     """
 
-    def __init__(self, actor: Actor, env: str | gym.Env, exploration_noise: float = 0.1):
+    def __init__(
+        self,
+        actor: Actor,
+        env: str | gym.Env,
+        exploration_noise: float = 0.1,
+        *,
+        noise: GaussianNoise | OrnsteinUhlenbeckNoise | None = None,
+        generator: torch.Generator | None = None,
+    ):
         self.actor = actor
-        self.env_id = env if isinstance(env, str) else (env.spec.id if env.spec is not None else None)
+        self.env_id = env_id_of(env)
         self._env = env if isinstance(env, gym.Env) else None
         spaces_env = self._env if self._env is not None else make_env(env)
         self.observation_space = spaces_env.observation_space
@@ -40,28 +52,43 @@ class Policy:
         self.obs_shape = stored_observation_shape(self.observation_space)
         self.obs_dim = int(np.prod(self.obs_shape))
         self.exploration_noise = exploration_noise
+        self.noise = noise if noise is not None else GaussianNoise()
+        if generator is None:
+            generator = torch.Generator(self.device).manual_seed(derived_seed(0, ACTING))
+        self.generator = generator
         self._eval_env: gym.Env | None = None
 
     @property
     def device(self) -> torch.device:
         return self.actor.action_low.device
 
-    def predict(self, obs, deterministic: bool = True) -> tuple[np.ndarray, None]:
+    def predict(
+        self, observation, state=None, episode_start=None, deterministic: bool = True
+    ) -> tuple[np.ndarray, None]:
         """The action for one observation or a batch, as (action, None), as Stable-Baselines3 returns it.
 
-        With deterministic=False, Gaussian noise of `exploration_noise` times the half-range
-        (from torch's global RNG) is added and the action clipped to the bounds.
+        `state` and `episode_start` are Stable-Baselines3's recurrent-policy arguments, ignored (the actor
+        has no memory), so that its evaluate_policy(model, env) runs a td3_steps model. With
+        deterministic=False the action is explored: see `explore`, with sigma = exploration_noise.
         """
-        batch, batched = observation_batch(self.observation_space, obs)
+        batch, batched = observation_batch(self.observation_space, observation)
         with torch.no_grad():
             action = self.actor(torch.as_tensor(batch, device=self.device))
             if not deterministic:
-                half_range = (self.actor.action_high - self.actor.action_low) / 2
-                noise = torch.randn(action.shape).to(self.device) * (self.exploration_noise * half_range)
-                action = torch.clamp(action + noise, self.actor.action_low, self.actor.action_high)
+                action = self.explore(action, self.exploration_noise)
         action = action.cpu().numpy()
         shape = self.action_space.shape
         return (action.reshape(len(action), *shape) if batched else action.reshape(shape)), None
+
+    def explore(self, action: torch.Tensor, sigma: float) -> torch.Tensor:
+        """a = clip(pi(s) + sigma * h * eps, low, high): the acting noise eps (drawn from `generator`) scaled
+        by sigma times each dimension's half-range h, then each dimension clipped to its bounds.
+
+        `action` is one action (action_dim,) or a batch (B, action_dim) of the actor's. The exploration
+        noise, not step 6's target smoothing: notebooks/06_target_smoothing.ipynb sets the two apart.
+        """
+        scale = (sigma * self.actor.half_range).expand_as(action)
+        return torch.clamp(action + self.noise(scale, self.generator), self.actor.action_low, self.actor.action_high)
 
     def evaluate(self, n_episodes: int = 10, seed: int = 0) -> tuple[float, float]:
         """Mean and standard deviation of the return of `n_episodes` deterministic episodes.

@@ -14,14 +14,13 @@ def polyak_update(online: nn.Module, target: nn.Module, tau: float) -> None:
     iterations as the delayed actor update. The formula is NOT (1 - tau * theta'): with
     tau = 0.005 each update moves each target parameter 0.5 % of the way to the online one.
     `lerp_(end, weight)` computes exactly theta' + tau * (theta - theta'), fused over all
-    parameters. Taught in notebooks/14_polyak_actor_target.ipynb and 15_polyak_critic_targets.ipynb.
+    parameters. tau in (0, 1] is checked once, by TD3Config; a target of another architecture
+    fails in the fused call itself. Taught in notebooks/14_polyak_actor_target.ipynb and
+    15_polyak_critic_targets.ipynb.
     """
-    if not 0 < tau <= 1:
-        raise ValueError(f"tau must be in (0, 1], got {tau}.")
-    target_params = list(target.parameters())
-    online_params = list(online.parameters())
-    if len(target_params) != len(online_params) or any(
-        t.shape != o.shape for t, o in zip(target_params, online_params)
-    ):
-        raise ValueError("polyak_update needs a target with the same architecture as the online network.")
-    torch._foreach_lerp_(target_params, online_params, tau)
+    try:
+        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), tau)
+    except RuntimeError as error:
+        raise ValueError(
+            f"polyak_update needs a target with the same architecture as the online network: {error}"
+        ) from error

@@ -1,60 +1,82 @@
-"""A one-line progress bar for training on a terminal; plain lines elsewhere (CI logs, pipes)."""
+"""The training progress bar: tqdm.auto's, over environment steps (learn(progress_bar=True) and the command line).
+
+tqdm.auto draws a widget bar in Jupyter and Colab and a bar that fits the terminal's width; in a pipe or a CI
+log (no terminal), each redraw is a plain line instead, one at each evaluation and at most one every
+LINE_INTERVAL seconds. The bar covers the whole run: a run resumed at 300k steps of 1M starts at 30 %. Its
+speed and time left count only this sitting's steps after the random-action warm-up (learning_starts), which
+run many times faster than the steps that train; before the warm-up ends it shows no estimate.
+"""
 
 from __future__ import annotations
 
 import math
 import sys
-import time
-from datetime import timedelta
+
+from tqdm.auto import tqdm
+
+LINE_INTERVAL = 30.0  # seconds between two plain lines, where there is no terminal to redraw in
+POSTFIX = {"episode_return": "return", "eval_return": "eval", "critic_loss": "critic loss", "actor_loss": "actor loss"}
 
 
-class ProgressBar:
-    """Shows steps, speed, the time left, the last episode return, the last evaluation and the losses.
+class TrainingProgress(tqdm):
+    """A bar from step `start` to `end`; speed and time left measured from step `learning_starts` on.
 
-    On a terminal it redraws one line at most `interval` seconds apart; otherwise it prints
-    a line only when `update(..., force=True)` is called (at evaluations), so logs stay short.
+    `step(model)` (a learn callback) moves it to model.num_steps; `show(row)` (a learn log) puts the
+    row's return, evaluation and losses after it, and redraws at once for an evaluation.
     """
 
-    def __init__(self, total: int, start: int = 0, stream=None, interval: float = 0.5, width: int = 24):
-        """`total`: the run's last step; `start`: the step this sitting began at (a resumed run's checkpoint)."""
-        self.total, self.start = total, start
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.interval, self.width = interval, width
-        self.fields: dict[str, float] = {}
-        self.t0 = time.perf_counter()
-        self._last_draw = -math.inf
+    def __init__(self, start: int, end: int, learning_starts: int, file=None):
+        file = sys.stderr if file is None else file
+        terminal = hasattr(file, "isatty") and file.isatty()
+        self._clock: tuple[int, float] | None = None  # (step, time) that speed is measured from; tqdm draws at once
+        self._clock_starts = learning_starts
+        self._fields: dict[str, str] = {}
+        super().__init__(
+            total=end, initial=start, unit="step", smoothing=0, miniters=1, dynamic_ncols=terminal,
+            mininterval=0.1 if terminal else LINE_INTERVAL, file=file if terminal else _Lines(file),
+        )  # fmt: skip
+        self._start_clock(start)
 
-    def update(self, step: int, force: bool = False, **fields: float) -> None:
-        self.fields.update(fields)
-        now = time.perf_counter()
-        if self.tty and (force or now - self._last_draw >= self.interval):
-            self._last_draw = now
-            self.stream.write("\r" + self._line(step) + "\033[K")
-            self.stream.flush()
-        elif force and not self.tty:
-            self.stream.write(self._line(step) + "\n")
-            self.stream.flush()
+    def step(self, model) -> None:
+        self._start_clock(model.num_steps)
+        self.update(model.num_steps - self.n)
 
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def _line(self, step: int) -> str:
-        filled = int(self.width * min(step / max(self.total, 1), 1.0))  # the whole run, resumed or not
-        speed = (step - self.start) / max(time.perf_counter() - self.t0, 1e-9)
-        parts = [f"[{'#' * filled}{'.' * (self.width - filled)}] {step}/{self.total} steps", f"{speed:.0f} steps/s"]
-        if self.start < step < self.total:
-            parts.append(f"{timedelta(seconds=round((self.total - step) / speed))} left")
-        labels = {
-            "episode_return": "return",
-            "eval_return": "eval",
-            "critic_loss": "critic loss",
-            "actor_loss": "actor loss",
-        }
-        for key, label in labels.items():
-            value = self.fields.get(key)
+    def show(self, row: dict) -> None:
+        for key, label in POSTFIX.items():
+            value = row.get(key)
             if value is not None and not math.isnan(value):
-                parts.append(f"{label} {value:.4g}")
-        return " | ".join(parts)
+                self._fields[label] = f"{value:.4g}"
+        self.set_postfix(self._fields, refresh="eval_return" in row)
+
+    def _start_clock(self, step: int) -> None:
+        if self._clock is None and step >= self._clock_starts:
+            self._clock = (step, self._time())
+
+    @property
+    def format_dict(self) -> dict:
+        """tqdm's, with the rate (and so the time left) of the steps since the clock started; none before."""
+        values = super().format_dict
+        rate = None
+        if self._clock is not None:
+            step, start = self._clock
+            elapsed = self._time() - start
+            rate = (values["n"] - step) / elapsed if values["n"] > step and elapsed > 0 else None
+        values["rate"] = rate
+        if rate is None:
+            values["initial"] = values["n"]  # else tqdm estimates from all the steps since the bar began
+        return values
+
+
+class _Lines:
+    """A stream for tqdm that writes each redraw as a line of its own: what a pipe or a log can show."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        text = text.replace("\r", "").rstrip()  # tqdm pads with spaces to erase the previous bar
+        if text:
+            self.stream.write(text + "\n")
+
+    def flush(self) -> None:
+        self.stream.flush()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-ACTING = 0  # exploration: random warm-up actions and the acting noise
+ACTING = 0  # exploration: random warm-up actions and the acting noise (Policy.explore)
 UPDATES = 1  # batch sampling and target smoothing noise (steps 4 and 6)
 TRAIN_EPISODES = 2  # the reset seed of each training episode
 EVAL_EPISODES = 3  # the periodic evaluation's episodes: the validation set that selects the best actor

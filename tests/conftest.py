@@ -1,8 +1,123 @@
-"""Fixtures shared by the exercise checkers' tests."""
+"""Fixtures shared by the tests: small configs, toy environments, parameter snapshots, the checkers' loop,
+and the `pybullet` marker, which skips a test (saying why) where pybullet is not installed."""
 
+from importlib.util import find_spec
+
+import gymnasium as gym
+import numpy as np
 import pytest
+import torch
+from gymnasium import spaces
+
+from td3_steps import TD3Config
+
+PYBULLET = all(find_spec(name) is not None for name in ("pybullet", "pybullet_envs_gymnasium"))
+IMAGE_ENV_ID = "td3_steps_test/Image-v0"
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "pybullet: the test needs pybullet (the bullet extra); skipped without it")
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("pybullet") is not None and not PYBULLET:
+        pytest.skip("pybullet is not installed: pip install td3_steps[bullet]")
+
+
+# ---------------------------------------------------------------- configs
+@pytest.fixture
+def small_config() -> TD3Config:
+    """A TD3Config that trains in a fraction of a second: 32-32 networks, 100 random steps, batches of 32."""
+    return TD3Config(learning_starts=100, batch_size=32, buffer_size=5_000, net_arch=(32, 32))
+
+
+@pytest.fixture
+def toy_config(small_config) -> TD3Config:
+    """small_config for the 5-step ToyEnv: 10 random steps, batches of 8."""
+    return small_config.replace(learning_starts=10, batch_size=8)
+
+
+@pytest.fixture
+def image_config() -> TD3Config:
+    return TD3Config(learning_starts=20, batch_size=8, buffer_size=200, net_arch=(16,))
+
+
+# ---------------------------------------------------------------- environments
+class ToyEnv(gym.Env):
+    """5-step episodes of random observations (seeded by reset), with configurable spaces.
+
+    The reward is -|action - 0.5| summed over the dimensions, or `reward` when given; the episode
+    terminates at step `terminate_at` when given (else it is truncated at step 5).
+    """
+
+    def __init__(self, observation_space=None, action_space=None, reward=None, terminate_at=None):
+        self.observation_space = observation_space or spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.action_space = action_space or spaces.Box(-1.0, 1.0, (1,), np.float32)
+        self.fixed_reward, self.terminate_at, self.t = reward, terminate_at, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.observation_space.seed(seed)
+        self.t = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        self.t += 1
+        reward = self.fixed_reward if self.fixed_reward is not None else -float(np.abs(np.asarray(action) - 0.5).sum())
+        terminated = self.terminate_at is not None and self.t >= self.terminate_at
+        return self.observation_space.sample(), reward, terminated, self.t >= 5, {}
+
+
+class ImageEnv(gym.Env):
+    """36x36x3 uint8 frames of one grey level; the reward asks for the action that matches the level."""
+
+    observation_space = spaces.Box(0, 255, (36, 36, 3), np.uint8)
+    action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def __init__(self, render_mode=None):
+        self.render_mode = render_mode
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.level = 0, int(self.np_random.integers(0, 256))
+        return np.full((36, 36, 3), self.level, np.uint8), {}
+
+    def step(self, action):
+        self.t += 1
+        reward = -abs(float(action[0]) - (self.level / 127.5 - 1))
+        self.level = int(self.np_random.integers(0, 256))
+        return np.full((36, 36, 3), self.level, np.uint8), reward, False, self.t >= 5, {}
+
+
+@pytest.fixture
+def toy_env() -> type[ToyEnv]:
+    """The ToyEnv class: toy_env() is an environment, toy_env(terminate_at=3) one that terminates."""
+    return ToyEnv
+
+
+@pytest.fixture(scope="session")
+def image_env_id() -> str:
+    """A registered id for ImageEnv (a registered id, so that a Policy file can name it)."""
+    if IMAGE_ENV_ID not in gym.registry:
+        gym.register(IMAGE_ENV_ID, entry_point=ImageEnv)
+    return IMAGE_ENV_ID
+
+
+# ---------------------------------------------------------------- parameters
+@pytest.fixture
+def params():
+    """params(module): a copy of the module's parameters, to compare later with same()."""
+    return lambda module: [p.detach().clone() for p in module.parameters()]
+
+
+@pytest.fixture
+def same():
+    """same(a, b): two lists of tensors (from params) are equal, bit for bit."""
+    return lambda a, b: all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+# ---------------------------------------------------------------- the exercise checkers
 @pytest.fixture
 def assert_rejected(capsys):
     """`assert_rejected(check, {wrong_answer: words})`: `check` rejects each answer and names its mistake."""

@@ -1,17 +1,16 @@
-"""The command line: train writes a complete run directory, resume continues it exactly."""
+"""td3_steps.cli: train writes a complete run directory, resume continues it exactly, every TD3Config field is a flag."""
 
 import csv
-import io
 import json
 
 import pytest
 import torch
 from PIL import Image
 
-from td3_steps import TD3, Policy
+from td3_steps import TD3, Policy, TD3Config
 from td3_steps.cli import main
+from td3_steps.config import PRESETS, field_docs, field_names
 from td3_steps.metrics import COLUMNS
-from td3_steps.progress import ProgressBar
 
 SHORT = ["--steps", "1300", "--eval-freq", "650", "--eval-episodes", "2"]
 HALF = ["--steps", "650", "--eval-freq", "650", "--eval-episodes", "2"]  # SHORT's first evaluation
@@ -91,20 +90,6 @@ def test_threads_are_kept_in_run_json_and_used_again_on_resume(tmp_path):
         torch.set_num_threads(default)
 
 
-def test_progress_bar_shows_the_whole_run_and_this_sittings_speed_and_time_left():
-    log = io.StringIO()  # not a terminal: a line at each forced update only
-    bar = ProgressBar(1_000_000, start=250_000, stream=log)  # resumed from a checkpoint at 250k
-    bar.update(260_000, episode_return=12.0)
-    assert log.getvalue() == ""
-    bar.t0 -= 100.0  # as if this sitting had run 100 s
-    bar.update(500_000, force=True, eval_return=float("nan"), critic_loss=0.5)
-    line = log.getvalue()
-    assert line.startswith(
-        "[" + "#" * 12 + "." * 12 + "] 500000/1000000 steps | 2500 steps/s | 0:03:20 left | return 12 |"
-    )
-    assert line.endswith("| critic loss 0.5\n") and "eval" not in line
-
-
 def test_evaluate_and_render(tmp_path, capsys):
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--steps", "200", "--eval-freq", "200", "--eval-episodes", "1"])
@@ -132,3 +117,44 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["train", "--preset", "nope"])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the hyperparameters as flags
+def test_every_config_field_is_a_flag_documented_by_the_field(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # help wraps lines
+    for name in field_names():
+        flag = "--" + name.replace("_", "-")
+        assert flag in text, flag
+        assert " ".join(field_docs()[name].split()[:6]) in text, name
+
+
+def test_flags_apply_on_top_of_the_preset_and_are_recorded(tmp_path):
+    run = tmp_path / "run"
+    flags = ["--tau", "0.01", "--net-arch", "16", "16", "--train-freq", "2", "episode", "--no-layer-norm",
+             "--activation", "tanh", "--learning-starts", "100", "--policy-delay", "3"]  # fmt: skip
+    main(["train", "--out", str(run), "--steps", "200", "--eval-freq", "200", "--eval-episodes", "1", *flags])
+    expected = PRESETS["pendulum"].config.replace(
+        tau=0.01, net_arch=(16, 16), train_freq=(2, "episode"), layer_norm=False, activation="tanh",
+        learning_starts=100, policy_delay=3,
+    )  # fmt: skip
+    assert TD3Config.from_dict(json.loads((run / "run.json").read_text())["config"]) == expected
+    assert TD3.load(run / "checkpoint", device="cpu").config == expected
+
+
+def test_bad_flag_values_are_refused_by_the_config_before_training(tmp_path):
+    with pytest.raises(SystemExit, match=r"TD3Config\.tau = 1\.5 is invalid"):
+        main(["train", "--out", str(tmp_path / "a"), "--tau", "1.5"])
+    with pytest.raises(SystemExit, match="--train-freq takes N or N UNIT"):
+        main(["train", "--out", str(tmp_path / "b"), "--train-freq", "1", "episode", "extra"])
+    with pytest.raises(SystemExit, match=r"TD3Config\.train_freq"):
+        main(["train", "--out", str(tmp_path / "c"), "--train-freq", "1", "epoch"])
+    assert not any(tmp_path.iterdir())
+
+
+def test_resume_refuses_config_flags(tmp_path):
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    with pytest.raises(SystemExit, match="--batch-size, --tau: a resumed run goes on with the config it started with"):
+        main(["train", "--resume", str(run), "--tau", "0.1", "--batch-size", "64"])  # named in the config's order

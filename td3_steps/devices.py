@@ -1,0 +1,56 @@
+"""Where the agent computes: the device, whether it multiplies bfloat16 natively, and Adam fused for it."""
+
+from __future__ import annotations
+
+import platform
+import warnings
+
+import torch
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """The device to compute on: "auto" gives CUDA where a GPU is, else the CPU; a named one is checked to exist."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu' or 'cuda' (or 'cuda:N').") from error
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} was asked for, but no CUDA GPU is available: use device='cpu' or 'auto'.")
+    return resolved
+
+
+def has_fast_bfloat16(device: torch.device) -> bool:
+    """Whether `device` multiplies bfloat16 matrices natively (else autocast emulates them, slower than fp32).
+
+    x86 CPUs need AVX-512 BF16 or AMX; a CUDA GPU needs compute capability 8.0 (Ampere) or later.
+    Other CPUs are given the benefit of the doubt.
+    """
+    if device.type == "cuda":
+        return torch.cuda.get_device_capability(device) >= (8, 0)
+    if device.type == "cpu" and platform.machine().lower() in ("x86_64", "amd64"):
+        names = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private: absent from some torch versions
+        checks = [getattr(torch.cpu, name) for name in names if hasattr(torch.cpu, name)]
+        return not checks or any(check() for check in checks)
+    return True
+
+
+def warn_if_bfloat16_is_emulated(device: torch.device) -> None:
+    """TD3Config.mixed_precision on a device without native bfloat16 runs slower than float32: say so."""
+    if not has_fast_bfloat16(device):
+        warnings.warn(
+            f"mixed_precision=True, but this {device.type.upper()} has no native bfloat16 matrix products"
+            " (x86 CPUs need AVX-512 BF16 or AMX; GPUs need Ampere or later): they are emulated and run"
+            " several times slower than float32. Leave mixed_precision off on this machine.",
+            stacklevel=3,
+        )
+
+
+def adam(parameters, learning_rate: float) -> torch.optim.Adam:
+    """Adam, fused into one kernel per step where this torch and device support it (CPU from torch 2.4)."""
+    parameters = list(parameters)
+    try:
+        return torch.optim.Adam(parameters, lr=learning_rate, fused=True)
+    except (RuntimeError, ValueError):
+        return torch.optim.Adam(parameters, lr=learning_rate)

@@ -1,0 +1,37 @@
+"""td3_steps.actor_update: step 13, the delayed actor update that climbs critic 1."""
+
+import torch
+
+from td3_steps import Actor, Critics, actor_loss, actor_update, policy_update_due
+
+LOW = torch.tensor([0.0, -1.0])
+HIGH = torch.tensor([2.0, 3.0])
+
+
+def test_policy_update_due_counts_critic_updates():
+    assert [policy_update_due(i, 2) for i in range(1, 7)] == [False, True, False, True, False, True]
+    assert all(policy_update_due(i, 1) for i in range(1, 4))
+
+
+def test_actor_update_uses_critic_1_and_leaves_the_critics_alone():
+    torch.manual_seed(0)
+    actor = Actor(obs_dim=2, action_low=LOW, action_high=HIGH, net_arch=(8,))
+    critics = Critics(obs_dim=2, action_dim=2, net_arch=(8,))
+    obs = torch.randn(32, 2)
+    loss = actor_loss(actor, critics, obs)
+    assert torch.allclose(loss, -critics.members[0](obs, actor(obs)).mean())
+    with torch.no_grad():
+        for p in critics.members[1].parameters():
+            p.mul_(3.0)  # changing critic 2 does not change the actor loss
+    assert torch.allclose(actor_loss(actor, critics, obs), loss)
+
+    critics_before = [p.clone() for p in critics.parameters()]
+    actor_before = [p.clone() for p in actor.parameters()]
+    optimizer = torch.optim.Adam(actor.parameters(), lr=1e-2)
+    for _ in range(20):
+        actor_update(actor, critics, obs, optimizer)
+    assert all(torch.equal(a, b) for a, b in zip(critics_before, critics.parameters()))
+    assert all(p.grad is None for p in critics.parameters())  # frozen: no weight gradient computed
+    assert all(p.requires_grad for p in critics.parameters())  # and unfrozen again afterwards
+    assert not any(torch.equal(a, b) for a, b in zip(actor_before, actor.parameters()))
+    assert actor_loss(actor, critics, obs) < loss  # climbing Q1

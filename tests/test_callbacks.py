@@ -1,0 +1,44 @@
+"""td3_steps.callbacks: a callable (or a list of them) after every step; EvalCallback, learn(eval_freq=)'s evaluation."""
+
+import pytest
+
+from td3_steps import TD3, EvalCallback
+
+
+def test_a_callback_sees_every_step_and_stops_training(small_config):
+    seen = []
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    model.learn(100, callback=lambda m: seen.append(m.num_steps) or m.num_steps < 30)
+    assert model.num_steps == 30 and seen == list(range(1, 31))
+
+
+def test_a_list_of_callbacks_runs_each_one_and_any_stops(small_config):
+    first, second = [], []
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    model.learn(
+        100, callback=[lambda m: first.append(m.num_steps) or m.num_steps < 20, lambda m: second.append(m.num_steps)]
+    )
+    assert model.num_steps == 20 and first == second == list(range(1, 21))  # the second ran at step 20 too
+
+
+def test_eval_callback_keeps_the_best_model(tmp_path, toy_env, toy_config):
+    best = EvalCallback(eval_freq=10, n_episodes=2, best_model_path=tmp_path / "best")
+    rows = []
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(40, callback=best, log=rows.append)
+    assert [row["step"] for row in best.evaluations] == [10, 20, 30, 40]
+    assert [row for row in rows if "eval_return" in row] == best.evaluations  # logged like learn's own
+    returns = [row["eval_return"] for row in best.evaluations]
+    assert len(set(returns)) > 1 and best.best_mean_return == max(returns)
+    loaded = TD3.load(tmp_path / "best", env=toy_env(), device="cpu")
+    assert loaded.num_steps == best.best_step and loaded.evaluate(2)[0] == best.best_mean_return
+    assert model.num_steps == 40
+    with pytest.raises(ValueError, match="eval_freq"):
+        EvalCallback(eval_freq=0)
+
+
+def test_learn_eval_freq_is_the_eval_callback(toy_env, toy_config):
+    rows = []
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(40, eval_freq=10, eval_episodes=2, log=rows.append)
+    best = EvalCallback(eval_freq=10, n_episodes=2)
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(40, callback=best)
+    assert [row for row in rows if "eval_return" in row] == best.evaluations

@@ -1,0 +1,44 @@
+"""td3_steps.critic_update: steps 10 to 12, score the stored pairs, the critic loss, one Adam step."""
+
+import pytest
+import torch
+
+from td3_steps import Critics, bellman_target, critic_loss, critic_update, current_q_values, make_target
+
+
+# ---------------------------------------------------------------- steps 10 and 11
+def test_current_q_and_critic_loss_by_hand():
+    critics = Critics(obs_dim=2, action_dim=1, net_arch=(4,))
+    values = current_q_values(critics, torch.zeros(3, 2), torch.zeros(3, 1))
+    assert len(values) == 2 and values[0].shape == (3, 1)
+    q1, q2, y = torch.tensor([[1.0], [2.0]]), torch.tensor([[0.0], [0.0]]), torch.tensor([[1.0], [1.0]])
+    assert critic_loss((q1, q2), y).item() == pytest.approx(0.5 + 1.0)
+
+
+def test_critic_loss_refuses_the_broadcasting_bug():
+    q = torch.zeros(5, 1)
+    with pytest.raises(ValueError, match=r"broadcasts silently to \(B, B\)"):
+        critic_loss((q, q), torch.zeros(5))
+    with pytest.raises(ValueError, match="Q2"):
+        critic_loss((q, torch.zeros(5)), torch.zeros(5, 1))
+
+
+# ---------------------------------------------------------------- step 12: critic update
+def test_critic_update_moves_only_the_critics():
+    torch.manual_seed(0)
+    critics = Critics(obs_dim=2, action_dim=1, net_arch=(8,))
+    targets = make_target(critics)
+    before = [p.clone() for p in targets.parameters()]
+    critics_before = [p.clone() for p in critics.parameters()]
+    optimizer = torch.optim.Adam(critics.parameters(), lr=1e-2)
+    obs, action = torch.randn(16, 2), torch.randn(16, 1)
+    y = bellman_target(torch.ones(16, 1), torch.zeros(16, 1), torch.min(*targets(obs, action)), 0.9)
+    losses = []
+    for _ in range(50):
+        loss = critic_loss(current_q_values(critics, obs, action), y)
+        critic_update(loss, optimizer)
+        losses.append(loss.item())
+    assert losses[-1] < losses[0] / 10
+    assert all(p.grad is None for p in targets.parameters())
+    assert all(torch.equal(a, b) for a, b in zip(before, targets.parameters()))
+    assert not any(torch.equal(a, b) for a, b in zip(critics_before, critics.parameters()))

@@ -1,0 +1,42 @@
+"""td3_steps.devices: the device asked for, and the warning where bfloat16 would be emulated."""
+
+import warnings
+
+import pytest
+import torch
+
+import td3_steps.devices
+from td3_steps import TD3
+from td3_steps.devices import adam, resolve_device
+
+
+def test_devices_by_name():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto") == torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="Unknown device 'tpu'"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU is available"):
+            resolve_device("cuda")
+
+
+def test_adam_steps_like_torchs():
+    a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    b.load_state_dict(a.state_dict())
+    ours, theirs = adam(a.parameters(), 1e-2), torch.optim.Adam(b.parameters(), lr=1e-2)
+    for model, optimizer in ((a, ours), (b, theirs)):
+        model(torch.ones(4, 3)).sum().backward()
+        optimizer.step()
+    assert torch.allclose(a.weight, b.weight, atol=1e-7)
+
+
+def test_mixed_precision_warns_where_bfloat16_is_emulated(monkeypatch, small_config):
+    monkeypatch.setattr(td3_steps.devices, "has_fast_bfloat16", lambda device: False)
+    with pytest.warns(UserWarning, match="no native bfloat16.*Leave mixed_precision off") as caught:
+        TD3("Pendulum-v1", small_config.replace(mixed_precision=True), device="cpu")
+    assert caught[0].filename == __file__  # points at the line that built the agent
+    monkeypatch.setattr(td3_steps.devices, "has_fast_bfloat16", lambda device: True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TD3("Pendulum-v1", small_config.replace(mixed_precision=True), device="cpu")
+        TD3("Pendulum-v1", small_config, device="cpu")

@@ -1,0 +1,97 @@
+"""td3_steps.metrics: the update statistics and their NaN check, the CSV, and TensorBoard."""
+
+import math
+import sys
+import types
+
+import pytest
+import torch
+
+from td3_steps import TD3, TrainingError
+from td3_steps.metrics import MetricsCSV, UpdateStats, read_rows
+
+
+def _record(stats, critic_losses, actor_every=2):
+    for i, value in enumerate(critic_losses, start=1):
+        loss = torch.tensor(value)
+        q = (torch.full((4, 1), 2.0), torch.full((4, 1), 3.0))
+        stats.record(loss, q, torch.tensor(-1.0) if i % actor_every == 0 else None)
+
+
+def test_update_stats_are_means_since_the_last_flush():
+    stats = UpdateStats(torch.device("cpu"))
+    _record(stats, [1.0, 3.0, 5.0])
+    assert stats.flush(iterations=3, step=40) == {"critic_loss": 3.0, "actor_loss": -1.0, "q1_mean": 2.0,
+                                                  "q2_mean": 3.0}  # fmt: skip
+    row = stats.flush(iterations=3, step=50)
+    assert all(math.isnan(value) for value in row.values())  # no update since
+
+
+def test_the_first_non_finite_loss_is_dated_without_reading_each_iteration():
+    stats = UpdateStats(torch.device("cpu"))
+    _record(stats, [1.0, 2.0])
+    stats.flush(iterations=12, step=100)  # 10 iterations before this interval and 2 in it
+    _record(stats, [1.0, 1.0, math.inf, 1.0, math.nan])
+    with pytest.raises(
+        TrainingError, match=r"critic loss \(step 11\) became NaN or infinite at iteration 15 \(found at .* 120\)"
+    ):
+        stats.flush(iterations=17, step=120)  # inf at iteration 15, then nan: the sum is nan from iteration 17
+
+    stats = UpdateStats(torch.device("cpu"))
+    stats.record(torch.tensor(1.0), (torch.ones(2, 1),) * 2, torch.tensor(-math.inf))
+    with pytest.raises(TrainingError, match=r"actor loss \(step 13\) became NaN or infinite at iteration 1 "):
+        stats.check(iterations=1, step=3)
+
+
+def test_metrics_csv_keeps_the_rows_up_to_a_resumed_step(tmp_path):
+    log = MetricsCSV(tmp_path / "metrics.csv")
+    for step in (100, 200, 300):
+        log({"step": step, "episode_return": -step / 10, "time_s": step / 100})
+    MetricsCSV(tmp_path / "metrics.csv", resume_from_step=200)
+    assert [row["step"] for row in read_rows(tmp_path / "metrics.csv")] == ["100", "200"]
+    assert MetricsCSV(tmp_path / "metrics.csv", resume_from_step=200).last_time() == 2.0
+
+
+def test_tensorboard_gets_the_csv_column_names(tmp_path, monkeypatch, toy_env, toy_config):
+    scalars = []
+
+    class FakeWriter:
+        def __init__(self, log_dir):
+            self.log_dir = log_dir
+
+        def add_scalar(self, name, value, step):
+            scalars.append((name, step))
+
+        def flush(self):
+            scalars.append(("flushed", None))
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", types.SimpleNamespace(SummaryWriter=FakeWriter))
+    model = TD3(toy_env(), toy_config.replace(learning_starts=7), seed=0, device="cpu", tensorboard_log=tmp_path / "tb")
+    model.learn(10, eval_freq=10, eval_episodes=1)
+    names = {name for name, _ in scalars}
+    assert {"episode", "episode_return", "critic_loss", "actor_loss", "q1_mean", "q2_mean", "eval_return"} <= names
+    assert ("episode_return", 5) in scalars and ("eval_return", 10) in scalars and ("critic_loss", 10) in scalars
+    assert ("critic_loss", 5) not in scalars  # NaN (no update yet in the warm-up) is left out
+    assert scalars[-1] == ("flushed", None)
+
+
+def test_missing_tensorboard_says_how_to_install_it(tmp_path, monkeypatch, small_config):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
+    with pytest.raises(ImportError, match="pip install tensorboard"):
+        TD3("Pendulum-v1", small_config, device="cpu", tensorboard_log=tmp_path / "tb")
+
+
+def test_tensorboard_event_files_hold_the_csv_metrics(tmp_path, toy_env, toy_config):
+    pytest.importorskip("tensorboard")  # in the dev extra, so CI runs this
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    rows = []
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu", tensorboard_log=tmp_path / "tb")
+    model.learn(20, eval_freq=10, eval_episodes=1, log=rows.append)
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    for name in ("episode_return", "critic_loss", "eval_return"):
+        logged = [(e.step, e.value) for e in events.Scalars(name)]
+        expected = [(r["step"], r[name]) for r in rows if name in r and not math.isnan(r[name])]
+        assert logged and [s for s, _ in logged] == [s for s, _ in expected]
+        assert [v for _, v in logged] == pytest.approx([v for _, v in expected], rel=1e-6)

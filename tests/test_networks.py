@@ -1,0 +1,105 @@
+"""td3_steps.networks: step 2 (the actor), step 3 (the critics), the targets, and the network options."""
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from td3_steps import TD3, Actor, CheckpointError, Critics, Policy, make_target
+
+LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
+HIGH = torch.tensor([2.0, 3.0])
+
+
+# ---------------------------------------------------------------- step 2: actor
+def test_actor_respects_each_dimensions_own_bounds():
+    actor = Actor(obs_dim=3, action_low=LOW, action_high=HIGH, net_arch=(16,))
+    extreme = torch.cat([torch.randn(200, 3) * 1e3, torch.zeros(1, 3)])
+    actions = actor(extreme)
+    assert actions.shape == (201, 2)
+    assert torch.all(actions >= LOW) and torch.all(actions <= HIGH)
+    # with a zero output layer tanh(0) = 0, so the action is each dimension's centre
+    torch.nn.init.zeros_(actor.net.out.weight)
+    torch.nn.init.zeros_(actor.net.out.bias)
+    assert torch.allclose(actor(extreme), torch.tensor([1.0, 1.0]).expand(201, 2))
+
+
+def test_actor_reaches_the_asymmetric_extremes():
+    actor = Actor(obs_dim=1, action_low=LOW, action_high=HIGH, net_arch=(4,))
+    torch.nn.init.zeros_(actor.net.out.weight)
+    with torch.no_grad():
+        actor.net.out.bias.copy_(torch.tensor([50.0, -50.0]))  # tanh -> (1, -1)
+    assert torch.allclose(actor(torch.zeros(1, 1)), torch.tensor([[2.0, -1.0]]))
+
+
+# ---------------------------------------------------------------- step 3: critics and targets
+def test_twin_critics_differ_and_targets_are_exact_frozen_copies():
+    torch.manual_seed(0)
+    critics = Critics(obs_dim=3, action_dim=2, net_arch=(8, 8))
+    targets = make_target(critics)
+    obs, action = torch.randn(5, 3), torch.randn(5, 2)
+    q1, q2 = critics(obs, action)
+    assert q1.shape == q2.shape == (5, 1)
+    assert not torch.allclose(q1, q2)  # independently initialised
+    t1, t2 = targets(obs, action)
+    assert torch.equal(t1, q1) and torch.equal(t2, q2)
+    assert all(not p.requires_grad for p in targets.parameters())
+    assert all(p.requires_grad for p in critics.parameters())
+    assert torch.equal(critics.q1(obs, action), q1)
+
+
+def test_n_critics():
+    critics = Critics(obs_dim=2, action_dim=1, net_arch=(4,), n_critics=3)
+    assert len(critics(torch.zeros(2, 2), torch.zeros(2, 1))) == 3
+
+
+# ---------------------------------------------------------------- the networks TD3 builds from its config
+def test_activation_and_layer_norm_shape_the_mlps(toy_env, toy_config):
+    model = TD3(toy_env(), toy_config.replace(activation="tanh", layer_norm=True), seed=0, device="cpu")
+    for mlp in (model.actor.net, model.critics.members[0].net, model.critics.members[1].net):
+        kinds = [type(layer) for layer in mlp.hidden]
+        assert kinds == [nn.Linear, nn.LayerNorm, nn.Tanh] * 2
+    model.learn(15)
+    assert model.critic_updates == 5
+
+
+class ActorNet(nn.Module):
+    def __init__(self, in_dim=3, out_dim=1):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(in_dim, 16), nn.Tanh(), nn.Linear(16, out_dim))
+
+    def forward(self, x):
+        return 10 * self.body(x)  # large outputs: the Actor's tanh must still keep the bounds
+
+
+def test_custom_modules_for_actor_and_critics(tmp_path, small_config, params, same):
+    critic_net = nn.Sequential(nn.Linear(3 + 1, 16), nn.ReLU(), nn.Linear(16, 1))
+    model = TD3(
+        "Pendulum-v1", small_config.replace(n_critics=3), seed=0, device="cpu", actor_net=ActorNet(),
+        critic_net=critic_net,
+    )  # fmt: skip
+    weights = [m.net[0].weight for m in model.critics.members]
+    assert not torch.equal(weights[0], weights[1]) and not torch.equal(weights[1], weights[2])
+    assert not torch.equal(weights[0], critic_net[0].weight)  # re-initialised copies
+    model.learn(110)
+    actions, _ = model.predict(np.random.default_rng(0).normal(size=(50, 3)) * 10)
+    assert np.all(np.abs(actions) <= 2.0)
+    model.save(tmp_path / "ckpt")
+    with pytest.raises(CheckpointError, match="custom actor_net: pass the same module"):
+        TD3.load(tmp_path / "ckpt", device="cpu", critic_net=critic_net)
+    loaded = TD3.load(tmp_path / "ckpt", device="cpu", actor_net=ActorNet(), critic_net=critic_net)
+    assert same(params(loaded.critics), params(model.critics))
+    model.save_policy(tmp_path / "policy.pt")
+    with pytest.raises(CheckpointError, match="Policy.load\\(path, actor_net=...\\)"):
+        Policy.load(tmp_path / "policy.pt")
+    assert np.array_equal(Policy.load(tmp_path / "policy.pt", actor_net=ActorNet()).predict(np.ones(3))[0],
+                          model.predict(np.ones(3))[0])  # fmt: skip
+
+
+def test_custom_modules_of_the_wrong_shape_are_refused(small_config):
+    with pytest.raises(ValueError, match=r"actor_net must map \(B, 3\) \(features\) to \(B, 1\).*\(2, 2\)"):
+        TD3("Pendulum-v1", small_config, device="cpu", actor_net=ActorNet(out_dim=2))
+    with pytest.raises(ValueError, match=r"critic_net must take \(B, 4\) inputs"):
+        TD3("Pendulum-v1", small_config, device="cpu", critic_net=nn.Linear(3, 1))
+    with pytest.raises(TypeError, match="critic_net must be a torch.nn.Module"):
+        TD3("Pendulum-v1", small_config, device="cpu", critic_net=lambda x: x)

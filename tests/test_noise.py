@@ -1,0 +1,27 @@
+"""td3_steps.noise: the acting noise, Gaussian or Ornstein-Uhlenbeck, relative to the action range."""
+
+import math
+
+import torch
+
+from td3_steps import GaussianNoise, OrnsteinUhlenbeckNoise
+
+
+def test_gaussian_noise_draws_what_the_agent_always_drew():
+    scale = torch.tensor([0.2, 0.4])
+    a, b = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+    assert torch.equal(GaussianNoise()(scale, a), torch.randn(2, generator=b) * scale)
+
+
+def test_ornstein_uhlenbeck_noise_is_correlated_and_resets():
+    noise, generator = OrnsteinUhlenbeckNoise(4000, theta=0.15), torch.Generator().manual_seed(0)
+    scale = torch.full((4000,), 0.5)
+    x = torch.stack([noise(scale, generator) for _ in range(100)])  # 4000 independent processes, 100 steps
+    assert torch.corrcoef(torch.stack([x[:-1, 0], x[1:, 0]]))[0, 1] > 0.9  # Gaussian noise would give about 0
+    a = 1 - 0.15 * 0.01  # x_t = a x_(t-1) + sqrt(dt) eps: Var x_100 = dt (1 - a^200) / (1 - a^2)
+    assert abs(x[-1].std() - 0.5 * math.sqrt(0.01 * (1 - a**200) / (1 - a**2))) < 0.03
+    saved = noise.state_dict()
+    noise.reset()
+    assert torch.equal(noise.x, torch.zeros(4000))
+    noise.load_state_dict(saved)
+    assert torch.equal(noise.x * 0.5, x[-1]) and saved["x"] is not noise.x

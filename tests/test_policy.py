@@ -1,0 +1,72 @@
+"""td3_steps.policy: predict, explore, evaluate, and the policy file."""
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from td3_steps import TD3, CheckpointError, Policy
+
+
+def test_predict_single_and_batched(small_config):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    action, state = model.predict(np.zeros(3))
+    assert state is None and action.shape == (1,) and action.dtype == np.float32
+    actions, _ = model.predict(np.zeros((5, 3)))
+    assert actions.shape == (5, 1)
+    assert np.allclose(actions[0], action)
+    noisy, _ = model.predict(np.zeros((200, 3)), deterministic=False)
+    assert noisy.std() > 0 and np.all(np.abs(noisy) <= 2.0)
+    assert np.unique(noisy).size > 100  # each row of a batch gets its own noise
+    with pytest.raises(ValueError, match=r"shape \(3,\).*got an array of shape \(4,\)"):
+        model.predict(np.zeros(4))
+
+
+def test_explore_scales_the_noise_by_each_dimensions_half_range(small_config, toy_env):
+    env = toy_env(action_space=spaces.Box(np.array([0.0, -1.0], np.float32), np.array([2.0, 3.0], np.float32)))
+    policy = TD3(env, small_config, seed=0, device="cpu").policy
+    centre = torch.tensor([1.0, 1.0]).expand(100_000, 2)
+    std = (policy.explore(centre, 0.2) - centre).std(dim=0)
+    assert torch.allclose(std, torch.tensor([0.2, 0.4]), rtol=0.02)  # sigma * half-range (1 and 2)
+    wide = policy.explore(centre, 10.0)
+    assert torch.all(wide >= torch.tensor([0.0, -1.0])) and torch.all(wide <= torch.tensor([2.0, 3.0]))
+
+
+def test_a_policys_noisy_predictions_are_seeded(small_config, tmp_path):
+    TD3("Pendulum-v1", small_config, seed=0, device="cpu").save_policy(tmp_path / "policy.pt")
+    obs = np.zeros((4, 3), np.float32)
+    first = Policy.load(tmp_path / "policy.pt").predict(obs, deterministic=False)[0]
+    torch.manual_seed(5)  # torch's global RNG plays no part
+    assert np.array_equal(Policy.load(tmp_path / "policy.pt").predict(obs, deterministic=False)[0], first)
+
+
+def test_evaluate_is_reproducible_and_leaves_training_alone(small_config, params, same):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(150)
+    first = model.evaluate(2)
+    assert isinstance(first[0], float) and first[0] < 0
+    assert model.evaluate(2) == first
+    twin = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(150)
+    model.learn(100)
+    twin.learn(100)
+    assert same(params(model.actor), params(twin.actor))  # the evaluation did not disturb training
+
+
+def test_policy_file_round_trip(tmp_path, small_config):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(150)
+    model.save_policy(tmp_path / "policy.pt")
+    policy = Policy.load(tmp_path / "policy.pt")
+    obs = np.random.default_rng(0).normal(size=(8, 3)).astype(np.float32)
+    assert np.array_equal(policy.predict(obs)[0], model.predict(obs)[0])
+    assert policy.evaluate(2) == model.evaluate(2)
+    (tmp_path / "bad.pt").write_bytes(b"nope")
+    with pytest.raises(CheckpointError):
+        Policy.load(tmp_path / "bad.pt")
+
+
+def test_policies_of_the_course_version_still_load(tmp_path, small_config):
+    model = TD3("Pendulum-v1", small_config, seed=1, device="cpu")
+    v1 = {"format": "td3_steps policy", "version": 1, "env_id": "Pendulum-v1", "net_arch": [32, 32],
+          "mixed_precision": False, "obs_dim": 3, "actor": model.actor.state_dict()}  # fmt: skip
+    torch.save(v1, tmp_path / "policy_v1.pt")
+    obs = np.ones((4, 3), np.float32)
+    assert np.array_equal(Policy.load(tmp_path / "policy_v1.pt").predict(obs)[0], model.predict(obs)[0])

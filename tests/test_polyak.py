@@ -1,0 +1,41 @@
+"""td3_steps.polyak: steps 14 and 15, theta' <- tau theta + (1 - tau) theta', in place, without gradient."""
+
+import pytest
+import torch
+
+from td3_steps import Actor, ConfigError, Critics, TD3Config, make_target, polyak_update
+
+LOW = torch.tensor([0.0, -1.0])
+HIGH = torch.tensor([2.0, 3.0])
+
+
+def test_polyak_moves_each_parameter_exactly_tau_of_the_way():
+    torch.manual_seed(0)
+    online = Critics(obs_dim=2, action_dim=1, net_arch=(4,))
+    target = Critics(obs_dim=2, action_dim=1, net_arch=(4,)).requires_grad_(False)
+    before = [p.clone() for p in target.parameters()]
+    storage = [p.data_ptr() for p in target.parameters()]
+    polyak_update(online, target, tau=0.1)
+    for old, new, theta in zip(before, target.parameters(), online.parameters()):
+        assert torch.allclose(new, 0.1 * theta + 0.9 * old, atol=1e-7)
+        assert not torch.allclose(new, 1 - 0.1 * old)  # the formula some tutorials print
+    assert [p.data_ptr() for p in target.parameters()] == storage  # in place
+
+
+def test_polyak_needs_no_grad_and_refuses_another_architecture():
+    online = Actor(obs_dim=1, action_low=LOW, action_high=HIGH, net_arch=(4,))
+    target = make_target(online)
+    polyak_update(online, target, 0.5)
+    assert all(p.grad is None and not p.requires_grad for p in target.parameters())
+    for other in ((5,), (4, 4)):  # other sizes; more tensors
+        with pytest.raises(ValueError, match="same architecture"):
+            polyak_update(online, Actor(obs_dim=1, action_low=LOW, action_high=HIGH, net_arch=other), 0.5)
+    polyak_update(online, target, 1.0)  # tau = 1 copies
+    assert all(torch.equal(a, b) for a, b in zip(online.parameters(), target.parameters()))
+
+
+def test_tau_is_checked_once_by_the_config():
+    """polyak_update does not check tau on every call: TD3Config refuses a tau outside (0, 1] at construction."""
+    for tau in (0.0, 1.5, float("nan")):
+        with pytest.raises(ConfigError, match=r"TD3Config\.tau .* in \(0, 1\]"):
+            TD3Config(tau=tau)

@@ -1,0 +1,40 @@
+"""td3_steps.pretraining: behaviour cloning of the actor, seeded, with clear errors for bad data."""
+
+import numpy as np
+import pytest
+
+from td3_steps import TD3
+
+
+def expert_pairs(n=300, seed=0):
+    obs = np.random.default_rng(seed).uniform(-1, 1, size=(n, 3)).astype(np.float32)
+    return obs, np.clip(1.5 * obs[:, :1] - obs[:, 2:], -2, 2)  # a smooth expert within Pendulum's [-2, 2]
+
+
+def test_pretrain_clones_the_expert(small_config, params, same):
+    obs, actions = expert_pairs()
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    history = model.pretrain(obs, actions, epochs=10, batch_size=16)
+    assert [row["epoch"] for row in history] == list(range(1, 11))
+    assert history[-1]["val_loss"] < 0.1 * history[0]["val_loss"] and history[-1]["train_loss"] < 0.05
+    assert same(params(model.actor), params(model.actor_target))
+    assert model.actor_optimizer.state_dict()["state"] == {}  # training's optimizer untouched
+    again = TD3("Pendulum-v1", small_config, seed=0, device="cpu").pretrain(obs, actions, epochs=2, batch_size=16)
+    assert again == history[:2]  # seeded
+
+
+def test_pretrain_refuses_bad_data(small_config):
+    obs, actions = expert_pairs(20)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    with pytest.raises(ValueError, match="outside the action bounds.*number 3"):
+        model.pretrain(obs, np.where(np.arange(20)[:, None] == 3, 2.5, actions))
+    with pytest.raises(ValueError, match=r"actions must be shaped \(20, 1\)"):
+        model.pretrain(obs, actions[:10])
+    with pytest.raises(ValueError, match="batch of observations"):
+        model.pretrain(obs[0], actions[:1])
+    with pytest.raises(ValueError, match=r"Expected one observation of shape \(3,\)"):
+        model.pretrain(obs[:, :2], actions)
+    with pytest.raises(ValueError, match="validation_fraction"):
+        model.pretrain(obs, actions, validation_fraction=1.0)
+    with pytest.raises(TypeError, match="epoch"):
+        model.pretrain(obs, actions, epoch=3)  # the options are named

@@ -1,0 +1,72 @@
+"""td3_steps.progress: tqdm's bar over the run's steps; plain lines in a pipe; the time left after the warm-up."""
+
+import io
+
+import pytest
+import tqdm.std
+
+from td3_steps.progress import LINE_INTERVAL, TrainingProgress
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Model:
+    def __init__(self, num_steps):
+        self.num_steps = num_steps
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The time as tqdm reads it, set by the test."""
+    clock = Clock()
+    monkeypatch.setattr(tqdm.std, "time", clock)
+    return clock
+
+
+def test_a_pipe_gets_plain_lines_periodically_and_at_evaluations(clock):
+    pipe = io.StringIO()  # no terminal
+    bar = TrainingProgress(0, 1000, 100, file=pipe)
+    for step in range(1, 501):
+        clock.now = step / 10
+        bar.step(Model(step))
+        if step == 300:
+            bar.show({"step": 300, "episode": 2, "episode_return": -123.456, "critic_loss": 0.5})
+        if step == 400:
+            bar.show({"step": 400, "eval_return": -99.0, "eval_return_std": 3.0})
+    bar.close()
+    text = pipe.getvalue()
+    assert "\r" not in text and text.endswith("\n")
+    first, periodic, evaluation, last = text.splitlines()  # 50 s in all
+    assert first.startswith("  0%|") and "0/1000" in first
+    assert f"300/1000 [00:{LINE_INTERVAL:.0f}<" in periodic  # the first step LINE_INTERVAL seconds on
+    assert "400/1000" in evaluation and "eval=-99" in evaluation and "return=-123.5" in evaluation
+    assert "critic loss=0.5" in evaluation and last.startswith(" 50%|") and "500/1000" in last
+
+
+def test_time_left_ignores_the_random_warm_up(clock):
+    bar = TrainingProgress(0, 1000, 100, file=io.StringIO())
+    for step in range(1, 101):  # the warm-up: 100 steps/s
+        clock.now = step / 100
+        bar.step(Model(step))
+        assert bar.format_dict["rate"] is None  # no estimate yet
+    assert "<?" in str(bar)
+    for step in range(101, 201):  # training: 10 steps/s
+        clock.now = 1.0 + (step - 100) / 10
+        bar.step(Model(step))
+    assert bar.format_dict["rate"] == 10.0
+    assert "<01:20" in str(bar) and "11.0s<" not in str(bar)  # 800 steps left at 10 steps/s; 11 s elapsed in all
+    assert "00:11<01:20" in str(bar)
+
+
+def test_a_resumed_run_fills_the_bar_for_the_whole_run_and_times_this_sitting(clock):
+    bar = TrainingProgress(250_000, 1_000_000, 10_000, file=io.StringIO())
+    clock.now = 100.0
+    bar.step(Model(260_000))
+    assert bar.format_dict["rate"] == 100.0 and bar.n == 260_000
+    assert str(bar).startswith(" 26%|") and "260000/1000000" in str(bar) and "<2:03:20" in str(bar)

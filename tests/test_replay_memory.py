@@ -1,0 +1,58 @@
+"""td3_steps.replay_memory: step 1 (store transitions) and step 4 (sample a batch)."""
+
+import pytest
+import torch
+
+from td3_steps import ReplayMemory
+
+
+# ---------------------------------------------------------------- step 1: replay memory
+def test_memory_stores_float32_and_wraps_at_capacity():
+    memory = ReplayMemory(capacity=3, obs_dim=2, action_dim=1)
+    for i in range(5):
+        memory.add([i, i], [i], reward=float(i), next_obs=[i + 1, i + 1], terminated=False, truncated=i == 4)
+    assert len(memory) == 3 and memory.position == 2
+    assert memory.obs.dtype == torch.float32
+    # slots 0 and 1 were overwritten by transitions 3 and 4; slot 2 still holds transition 2
+    assert memory.reward[:, 0].tolist() == [3.0, 4.0, 2.0]
+    assert memory.truncated[:, 0].tolist() == [0.0, 1.0, 0.0]
+    assert memory.terminated.sum() == 0  # truncated is stored apart, never as terminated
+
+
+def test_memory_state_dict_round_trip():
+    memory = ReplayMemory(capacity=4, obs_dim=1, action_dim=1)
+    for i in range(6):
+        memory.add([i], [0.5], 1.0, [i + 1], i == 5)
+    copy = ReplayMemory(capacity=4, obs_dim=1, action_dim=1)
+    copy.load_state_dict(memory.state_dict())
+    assert (copy.position, copy.size) == (memory.position, memory.size)
+    assert torch.equal(copy.obs, memory.obs) and torch.equal(copy.terminated, memory.terminated)
+    with pytest.raises(ValueError, match="does not fit"):
+        ReplayMemory(capacity=5, obs_dim=1, action_dim=1).load_state_dict(memory.state_dict())
+
+
+def test_memory_rejects_bad_capacity_and_empty_sampling():
+    with pytest.raises(ValueError, match="positive integer"):
+        ReplayMemory(capacity=0, obs_dim=1, action_dim=1)
+    with pytest.raises(ValueError, match="empty"):
+        ReplayMemory(capacity=2, obs_dim=1, action_dim=1).sample(1)
+
+
+# ---------------------------------------------------------------- step 4: sample a batch
+def test_batch_shapes_and_uniform_sampling():
+    memory = ReplayMemory(capacity=10, obs_dim=3, action_dim=2)
+    for i in range(10):
+        memory.add([i] * 3, [0, 0], float(i), [i] * 3, terminated=i == 9)
+    batch = memory.sample(4, generator=torch.Generator().manual_seed(0))
+    assert batch.obs.shape == (4, 3) and batch.action.shape == (4, 2) and batch.next_obs.shape == (4, 3)
+    assert batch.reward.shape == (4, 1) and batch.terminated.shape == (4, 1)
+    assert torch.equal(batch.reward[:, 0], batch.obs[:, 0])  # one index for every field
+    counts = torch.bincount(memory.sample(20_000, torch.Generator().manual_seed(1)).reward[:, 0].long(), minlength=10)
+    assert counts.min() > 1800 and counts.max() < 2200  # 2000 expected each; std about 42
+
+
+def test_sampling_sees_only_stored_transitions():
+    memory = ReplayMemory(capacity=100, obs_dim=1, action_dim=1)
+    for _ in range(3):
+        memory.add([1.0], [0.0], 1.0, [1.0], False)
+    assert torch.all(memory.sample(500).reward == 1.0)  # never an empty slot

@@ -1,0 +1,94 @@
+"""td3_steps.target: steps 5 to 9, the Bellman target y from the target networks, without gradient."""
+
+import pytest
+import torch
+
+from td3_steps import (
+    Actor,
+    Critics,
+    ReplayMemory,
+    bellman_target,
+    clipped_double_q,
+    make_target,
+    smooth_target_action,
+    target_action,
+    target_q_values,
+)
+
+LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
+HIGH = torch.tensor([2.0, 3.0])
+
+
+# ---------------------------------------------------------------- step 5: target actor
+def test_target_action_uses_the_target_network():
+    actor = Actor(obs_dim=2, action_low=LOW, action_high=HIGH, net_arch=(8,))
+    actor_target = make_target(actor)
+    with torch.no_grad():
+        for p in actor.parameters():
+            p.add_(1.0)  # the online actor moved; the target did not
+    obs = torch.randn(4, 2)
+    assert torch.equal(target_action(actor_target, obs), actor_target(obs))
+    assert not torch.allclose(target_action(actor_target, obs), actor(obs))
+
+
+# ---------------------------------------------------------------- step 6: target smoothing
+def test_smoothing_noise_is_scaled_and_clipped_per_dimension():
+    centre = torch.tensor([1.0, 1.0]).expand(100_000, 2)
+    g = torch.Generator().manual_seed(0)
+    smoothed = smooth_target_action(centre, LOW, HIGH, noise_std=0.2, noise_clip=10.0, generator=g)
+    std = (smoothed - centre).std(dim=0)
+    assert torch.allclose(std, torch.tensor([0.2, 0.4]), rtol=0.02)  # sigma * half-range (1 and 2)
+    clipped = smooth_target_action(centre, LOW, HIGH, noise_std=5.0, noise_clip=0.5, generator=g)
+    offset = (clipped - centre).abs().amax(dim=0)
+    assert torch.allclose(offset, torch.tensor([0.5, 1.0]))  # c * half-range, reached with large noise
+
+
+def test_smoothing_clips_to_each_dimensions_bounds():
+    at_high = HIGH.expand(10_000, 2)
+    smoothed = smooth_target_action(at_high, LOW, HIGH, 0.5, 0.5, torch.Generator().manual_seed(0))
+    assert torch.all(smoothed >= LOW) and torch.all(smoothed <= HIGH)
+    assert (smoothed == HIGH).float().mean() > 0.4  # about half the noise pushes past the bound: clipped
+
+
+def test_smoothing_without_noise_is_identity():
+    action = torch.tensor([[0.5, 2.5]])
+    assert torch.equal(smooth_target_action(action, LOW, HIGH, 0.0, 0.5), action)
+
+
+# ---------------------------------------------------------------- steps 7 and 8
+def test_target_critics_and_clipped_double_q():
+    targets = make_target(Critics(obs_dim=2, action_dim=2, net_arch=(8,)))
+    values = target_q_values(targets, torch.randn(6, 2), torch.randn(6, 2))
+    assert len(values) == 2 and all(v.shape == (6, 1) for v in values)
+    q1 = torch.tensor([[1.0], [5.0], [-2.0]])
+    q2 = torch.tensor([[3.0], [4.0], [-1.0]])
+    assert torch.equal(clipped_double_q((q1, q2)), torch.tensor([[1.0], [4.0], [-2.0]]))
+    assert torch.equal(clipped_double_q((q1, q2, torch.full((3, 1), -9.0))), torch.full((3, 1), -9.0))
+    assert torch.equal(clipped_double_q((q1,)), q1)
+
+
+# ---------------------------------------------------------------- step 9: Bellman target
+def test_bellman_target_by_hand():
+    reward = torch.tensor([[1.0], [1.0], [2.0]])
+    terminated = torch.tensor([[0.0], [1.0], [0.0]])
+    next_q = torch.tensor([[10.0], [10.0], [-4.0]], requires_grad=True)
+    y = bellman_target(reward, terminated, next_q, gamma=0.9)
+    assert torch.allclose(y, torch.tensor([[10.0], [1.0], [-1.6]]))
+    assert not y.requires_grad  # no gradient through the target
+
+
+def test_truncated_transitions_still_bootstrap():
+    # A time-limit cut is stored with terminated=0, so the target still bootstraps from s'.
+    memory = ReplayMemory(capacity=2, obs_dim=1, action_dim=1)
+    memory.add([0.0], [0.0], reward=1.0, next_obs=[1.0], terminated=False, truncated=True)
+    batch = memory.sample(1)
+    y = bellman_target(batch.reward, batch.terminated, torch.tensor([[5.0]]), gamma=0.5)
+    assert y.item() == pytest.approx(3.5)
+
+
+@pytest.mark.parametrize("bad", ["reward", "terminated", "next_q"])
+def test_bellman_target_refuses_flat_vectors(bad):
+    args = {"reward": torch.ones(4, 1), "terminated": torch.zeros(4, 1), "next_q": torch.ones(4, 1)}
+    args[bad] = args[bad].reshape(4)
+    with pytest.raises(ValueError, match=rf"{bad} has shape \(4,\).*unsqueeze"):
+        bellman_target(gamma=0.99, **args)

@@ -1,26 +1,44 @@
-"""Facts about the course itself: where it lives and the first cell of every notebook.
+"""Facts about the course itself, and what a notebook shows that is not computed in it.
 
 REPOSITORY is the one place that holds the repository's address. scripts/sync_course.py
 writes it into each notebook's first cell and the README's "Open in Colab" links, and
-tests/test_course.py checks that they agree with it.
+tests/test_course.py checks that they agree with it (`sync_course.py --repository URL`
+points them all at a fork).
+
+For the notebooks, wherever they run (Colab, a downloaded copy, GitHub, an HTML export):
+`show_pipeline(step)` draws "Where we are", `shipped_run()` finds the trained Walker2D
+agent shipped inside the package, and `show_animation(gif)` shows a GIF so that a static
+export keeps it.
 """
 
 from __future__ import annotations
 
+import base64
+from dataclasses import astuple, dataclass
+from importlib import resources
+from pathlib import Path
+
 REPOSITORY = "https://github.com/td3-steps/td3-steps"
 BRANCH = "main"
+COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
-COLAB_CELL = f'''# In Colab only: install td3_steps from the course repository. Elsewhere this cell does nothing.
+
+def colab_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """The first cell of every notebook: in Colab, install td3_steps from the course repository."""
+    return f'''# In Colab only: install td3_steps from the course repository. Elsewhere this cell does nothing.
 import sys
 
 if "google.colab" in sys.modules:
-    %pip install -q "td3_steps @ git+{REPOSITORY}@{BRANCH}"'''
+    %pip install -q "td3_steps @ git+{repository}@{branch}"'''
 
 
-def colab_url(notebook: str) -> str:
+COLAB_CELL = colab_cell()
+
+
+def colab_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The Open-in-Colab address of notebooks/<notebook>."""
-    owner_repo = REPOSITORY.removeprefix("https://github.com/")
-    return f"https://colab.research.google.com/github/{owner_repo}/blob/{BRANCH}/notebooks/{notebook}"
+    owner_repo = repository.removeprefix("https://github.com/")
+    return f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/notebooks/{notebook}"
 
 
 # (step, title, notebook, the pieces of td3_steps that hold the step)
@@ -43,16 +61,43 @@ STEPS = [
      ("polyak_update(critics, critic_targets, tau)", "TD3.train_step (the whole iteration)")),
 ]  # fmt: skip
 
+# step: what its notebook teaches, in one line (the README's "Start here").
+LESSONS = {
+    1: "store transitions (s, a, r, s′, terminated) in a ring buffer",
+    2: "the actor network a = π(s) and its target copy π′",
+    3: "two critics Q₁, Q₂ and their two targets",
+    4: "draw a batch of N transitions uniformly from the memory",
+    5: "the actor target plays the next action a′ = π′(s′)",
+    6: "clipped noise on a′, then clipped to the action bounds",
+    7: "both target critics score (s′, ã)",
+    8: "keep the smaller of the two target values",
+    9: "y = r + γ (1 − terminated) min(Q′₁, Q′₂), without gradient",
+    10: "both critics score the stored (s, a)",
+    11: "MSE(Q₁, y) + MSE(Q₂, y)",
+    12: "one Adam step on both critics",
+    13: "every d-th critic update, the actor maximizes Q₁(s, π(s))",
+    14: "the actor target follows the actor: φ′ ← τφ + (1 − τ)φ′",
+    15: "the critic targets follow the critics, then the whole TD3 loop trains an agent",
+}
 
-def steps_table() -> str:
+
+def steps_table(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The README's table of steps: step, pieces of td3_steps, notebook and its Colab link."""
-    badge = "[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+    badge = f"[![Open in Colab]({COLAB_BADGE})]"
     lines = ["| step | piece of `td3_steps` | notebook | Colab |", "|---|---|---|---|"]
     for number, title, notebook, pieces in STEPS:
         code = ", ".join(f"`{piece}`" for piece in pieces)
-        lines.append(
-            f"| {number}. {title} | {code} | [{notebook}](notebooks/{notebook}) | {badge}({colab_url(notebook)}) |"
-        )
+        url = colab_url(notebook, repository, branch)
+        lines.append(f"| {number}. {title} | {code} | [{notebook}](notebooks/{notebook}) | {badge}({url}) |")
+    return "\n".join(lines)
+
+
+def course_order(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """The README's "Start here" list: notebook 01's Colab badge, then each notebook and what it teaches."""
+    first = STEPS[0][2]
+    lines = [f"[![Open notebook 01 in Colab]({COLAB_BADGE})]({colab_url(first, repository, branch)})", ""]
+    for number, title, notebook, _ in STEPS:
+        lines.append(f"{number}. [{title}](notebooks/{notebook}): {LESSONS[number]}.")
     return "\n".join(lines)
 
 
@@ -64,3 +109,64 @@ def replace_between(text: str, start: str, end: str, body: str) -> str:
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def show_pipeline(step: int | None = None) -> None:
+    """Display the pipeline of one TD3 iteration with step `step` (1-15) highlighted, or the overview.
+
+    The picture is SVG drawn by td3_steps.pipeline and stored in the cell's output, so it shows
+    in Colab, in a downloaded notebook, on GitHub and in an nbconvert HTML export alike.
+    """
+    from IPython.display import SVG, display
+
+    from td3_steps.pipeline import pipeline_svg
+
+    display(SVG(pipeline_svg(step)))
+
+
+def show_animation(gif: str | Path | bytes, width: int | None = None) -> None:
+    """Display a GIF (a path or its bytes) as an HTML <img> with the data inside it.
+
+    IPython's Image(format="gif") stores an image/gif output, which Jupyter shows but an
+    nbconvert HTML export drops; an <img src="data:image/gif;base64,..."> shows everywhere.
+    """
+    from IPython.display import HTML, display
+
+    data = gif if isinstance(gif, bytes) else Path(gif).read_bytes()
+    if not data.startswith((b"GIF87a", b"GIF89a")):
+        raise ValueError("show_animation shows GIF files: write one with td3_steps.render.write_video(frames, 'x.gif')")
+    size = f' width="{int(width)}"' if width else ""
+    display(HTML(f'<img src="data:image/gif;base64,{base64.b64encode(data).decode()}"{size} alt="animation"/>'))
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    """The files of a trained agent shipped inside the package (td3_steps/shipped/<name>/)."""
+
+    folder: Path
+    policy: Path  # the actor alone: td3_steps.Policy.load(policy)
+    metrics: Path  # metrics.csv: td3_steps.metrics.read_metrics(metrics)
+    run_json: Path  # the preset, seed, steps and config of the run
+    learning_curve: Path  # learning_curve.png
+    animation: Path  # a GIF of one episode of the shipped actor
+    protocol: Path  # protocol.json: the evaluation protocol's figures (python -m scripts.evaluate_agents)
+
+
+SHIPPED_RUNS = ("walker2d",)
+
+
+def shipped_run(name: str = "walker2d") -> ShippedRun:
+    """The paths of a trained agent shipped with the package, found wherever it is installed.
+
+    walker2d: TD3 (preset walker2d-blog, 500,000 steps, seed 0) on Walker2DBulletEnv-v0;
+    notebook 15 shows its learning curve and its walk.
+    """
+    if name not in SHIPPED_RUNS:
+        raise ValueError(f"no shipped run {name!r}: the package ships {', '.join(SHIPPED_RUNS)}")
+    folder = Path(str(resources.files("td3_steps") / "shipped" / name))
+    run = ShippedRun(folder, folder / "policy.pt", folder / "metrics.csv", folder / "run.json",
+                     folder / "learning_curve.png", folder / "walker.gif", folder / "protocol.json")  # fmt: skip
+    missing = [path.name for path in astuple(run)[1:] if not path.exists()]
+    if missing:
+        raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}: reinstall td3_steps, whose wheel ships them")
+    return run

@@ -1,20 +1,33 @@
-"""The course's repeated facts agree with their one source, td3_steps/course.py."""
+"""The course's repeated facts agree with their one source, td3_steps/course.py; every notebook follows
+the course's pattern (docs: /work/shared/course-outline.md) and stands alone; the fork command repoints
+everything; what notebook 15 shows ships inside the package."""
 
+import base64
+import re
+import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from td3_steps.course import COLAB_CELL, STEPS, colab_url
+from scripts.sync_course import readme_with_table, sync
+from td3_steps import course
+from td3_steps.course import COLAB_CELL, STEPS, colab_url, shipped_run, show_animation
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+HEADINGS = ["## 1. Where we are", "## 2. The idea", "## 3. Build it", "## 4. Check it", "## 5. See it",
+            "## 6. Your turn", "## 7. Recap"]  # fmt: skip
+LINK = re.compile(r"\]\(([^)\s]+)[^)]*\)|<img [^>]*src=\"([^\"]+)\"")
 
 
-def test_readme_steps_table_is_current():
-    from scripts.sync_course import readme_with_table  # noqa: PLC0415
-
+def test_readme_generated_parts_are_current():
     assert readme_with_table(README) == README, "run: python scripts/sync_course.py"
+    start_here = README.index("## Start here")
+    assert start_here < README.index("## Quick start"), "the README opens with Start here"
+    assert README.index(colab_url(STEPS[0][2])) < README.index("## Quick start"), "notebook 01's badge in Start here"
+    assert 'pip install -e ".[notebooks]" && jupyter lab notebooks/' in README
+    assert "python scripts/sync_course.py --repository https://github.com/OWNER/REPO" in README
 
 
 def test_every_step_has_a_notebook_named_in_order():
@@ -22,22 +35,111 @@ def test_every_step_has_a_notebook_named_in_order():
     assert names == [name for _, _, name, _ in STEPS]
 
 
+def _slide(cell) -> str | None:
+    return cell.metadata.get("slideshow", {}).get("slide_type")
+
+
 @pytest.mark.parametrize("step, title, name, pieces", STEPS, ids=[s[2] for s in STEPS])
 def test_notebook_follows_the_course_pattern(step, title, name, pieces):
     notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-    assert notebook.cells[0].cell_type == "code" and notebook.cells[0].source == COLAB_CELL
+    colab, title_cell = notebook.cells[0], notebook.cells[1]
+    assert colab.cell_type == "code" and colab.source == COLAB_CELL, "run: python scripts/sync_course.py"
+    assert _slide(colab) == "skip", "the Colab install cell is no slide"
+    assert title_cell.source.startswith(f"# Step {step}: ") and _slide(title_cell) == "slide"
     markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
-    headings = ["## 1. Where we are", "## 2. The idea", "## 3. Build it", "## 4. Check it", "## 5. See it",
-                "## 6. Your turn", "## 7. Recap"]  # fmt: skip
-    positions = [markdown.find(h) for h in headings]
+    positions = [markdown.find(h) for h in HEADINGS]
     assert -1 not in positions and positions == sorted(positions), "the seven parts, in order"
-    assert f"../assets/pipeline/step{step:02d}.svg" in markdown
-    assert (ROOT / "assets" / "pipeline" / f"step{step:02d}.svg").exists()
-    assert "from td3_steps" in code and "assert " in code
-    assert f"td3_steps.exercises.step{step:02d}" in code
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith(tuple(HEADINGS)):
+            assert _slide(cell) == "slide", f"{cell.source.splitlines()[0]!r} opens a slide"
+    assert re.search(rf"^show_pipeline\({step}\)$", code, re.M), f"'Where we are' shows show_pipeline({step})"
+    assert "from td3_steps" in code and f"td3_steps.exercises.step{step:02d}" in code
+    notes = [c for c in notebook.cells if "notes" in c.metadata.get("tags", [])]
+    assert notes and all(
+        c.cell_type == "markdown" and _slide(c) == "notes" and c.source.startswith("**Presenter notes.**")
+        for c in notes
+    ), "presenter notes: markdown, tagged notes, slide_type notes, starting with **Presenter notes.**"
     if step < 15:
         assert "pybullet" not in code
     assert colab_url(name) in README
     executed = [c for c in notebook.cells if c.cell_type == "code" and c.source.strip()]
     assert all(c.execution_count is not None for c in executed), "execute it: python scripts/execute_notebooks.py"
+
+
+@pytest.mark.parametrize("name", [s[2] for s in STEPS])
+def test_notebook_points_nowhere_outside_its_folder(name):
+    """Colab, a downloaded copy and an HTML export have nothing next to the notebook but its siblings."""
+    notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    siblings = {s[2] for s in STEPS} | {"README.md"}  # the other notebooks and the course page, beside it
+    for cell in notebook.cells:
+        assert "../" not in cell.source, f"{name}: {cell.source[:80]!r} reaches outside notebooks/"
+        for match in LINK.finditer(cell.source if cell.cell_type == "markdown" else ""):
+            target = match[1] or match[2]
+            if target.startswith(("http://", "https://", "#", "data:")):
+                assert "github.com" not in target or target.startswith(course.REPOSITORY), target
+                continue
+            assert target.split("#")[0] in siblings, f"{name} links to {target}, which is not in notebooks/"
+
+
+@pytest.mark.parametrize("name", [s[2] for s in STEPS])
+def test_code_fits_a_projected_slide(name):
+    """At 1280x720 a slide shows 88 characters of code on a line (the decks' font, no prompts)."""
+    notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    shown = [c for c in notebook.cells if c.cell_type == "code" and _slide(c) != "skip"]
+    long = [line for c in shown for line in c.source.splitlines() if len(line) > 88]
+    assert not long, f"{name}: code lines over 88 characters: {long}"
+
+
+def test_sync_points_every_badge_and_install_cell_at_a_fork(tmp_path):
+    for part in ("README.md", "notebooks", "td3_steps/course.py", "assets/pipeline/overview.svg"):
+        source, target = ROOT / part, tmp_path / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, target)
+    files = [tmp_path / "README.md", tmp_path / "td3_steps/course.py", *(tmp_path / "notebooks").iterdir()]
+    sync(tmp_path)  # in step with course.py first, whatever the notebooks' editors left
+    before = {f: f.read_bytes() for f in files}
+
+    changed = sync(tmp_path, "https://github.com/teacher/td3-fall", "fall")
+    assert "td3_steps/course.py" in changed and "README.md" in changed
+    for f in files:
+        text = f.read_text()
+        if f.suffix == ".ipynb":  # what the notebook says; its outputs change when it is executed again
+            text = "\n".join(c.source for c in nbformat.reads(text, as_version=4).cells)
+        assert "td3-steps/td3-steps" not in text, f"{f.name} still points at the course's repository"
+    readme = (tmp_path / "README.md").read_text()
+    assert "colab.research.google.com/github/teacher/td3-fall/blob/fall/notebooks/01_replay_memory.ipynb" in readme
+    first = nbformat.read(tmp_path / "notebooks" / STEPS[0][2], as_version=4).cells[0]
+    assert first.source == course.colab_cell("https://github.com/teacher/td3-fall", "fall")
+    assert 'git+https://github.com/teacher/td3-fall@fall"' in first.source
+
+    sync(tmp_path, course.REPOSITORY, course.BRANCH)
+    assert {f: f.read_bytes() for f in files} == before, "pointing back restores every file"
+    with pytest.raises(SystemExit, match="OWNER/REPO"):
+        sync(tmp_path, "https://github.com/teacher/td3-fall.git")
+
+
+def test_shipped_walker_is_found_inside_the_package():
+    run = shipped_run()
+    assert run.folder.parent.parent == ROOT / "td3_steps"
+    for path in (run.policy, run.metrics, run.run_json, run.learning_curve, run.animation):
+        assert path.stat().st_size > 0, path
+    assert run.animation.read_bytes().startswith(b"GIF89a")
+    assert not (ROOT / "assets" / "walker2d").exists(), "one copy: the package's"
+    with pytest.raises(ValueError, match="ships walker2d"):
+        shipped_run("hopper")
+
+
+def test_show_animation_stores_the_gif_in_an_html_img(monkeypatch, tmp_path):
+    import IPython.display  # noqa: PLC0415
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    gif = shipped_run().animation
+    show_animation(gif, width=320)
+    html = shown[0].data
+    assert html.startswith('<img src="data:image/gif;base64,R0lGOD') and 'width="320"' in html
+    assert base64.b64decode(html.split("base64,")[1].split('"')[0]) == gif.read_bytes()
+    (tmp_path / "x.png").write_bytes(b"\x89PNG")
+    with pytest.raises(ValueError, match="GIF"):
+        show_animation(tmp_path / "x.png")

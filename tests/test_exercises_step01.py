@@ -1,11 +1,11 @@
-"""The step 1 checker accepts a correct ring buffer and rejects the usual mistakes."""
+"""The step 1 checker accepts a right ring buffer and names each wrong `add` students write."""
 
 import torch
 
 from td3_steps.exercises.step01 import check_add
 
 
-def add_correct(memory, obs, action, reward, next_obs, terminated, truncated):
+def add_right(memory, obs, action, reward, next_obs, terminated, truncated):
     i = memory["position"]
     memory["obs"][i] = torch.as_tensor(obs)
     memory["action"][i] = torch.as_tensor(action)
@@ -17,45 +17,153 @@ def add_correct(memory, obs, action, reward, next_obs, terminated, truncated):
     memory["size"] = min(memory["size"] + 1, memory["capacity"])
 
 
-def add_done_flag(memory, obs, action, reward, next_obs, terminated, truncated):
-    add_correct(memory, obs, action, reward, next_obs, terminated or truncated, truncated)
+def add_with_if(memory, obs, action, reward, next_obs, terminated, truncated):
+    """Right too, written the long way a student may write it."""
+    i = memory["position"]
+    for name, value in zip(("obs", "action", "next_obs"), (obs, action, next_obs)):
+        memory[name][i] = torch.tensor(value, dtype=torch.float32)
+    memory["reward"][i, 0] = reward
+    memory["terminated"][i, 0] = terminated
+    memory["truncated"][i, 0] = truncated
+    memory["position"] += 1
+    if memory["position"] == memory["capacity"]:
+        memory["position"] = 0
+    if memory["size"] < memory["capacity"]:
+        memory["size"] += 1
 
 
-def add_no_wrap(memory, obs, action, reward, next_obs, terminated, truncated):
-    add_correct(memory, obs, action, reward, next_obs, terminated, truncated)
-    memory["position"] = memory["size"]  # forgets to wrap: runs past the last slot
+def test_accepts_a_right_add(capsys):
+    assert check_add(add_right)
+    assert check_add(add_with_if)
+    assert capsys.readouterr().out.count("Correct!") == 2
 
 
-def add_uncapped_size(memory, obs, action, reward, next_obs, terminated, truncated):
-    size = memory["size"]
-    add_correct(memory, obs, action, reward, next_obs, terminated, truncated)
-    memory["size"] = size + 1
+def then(change):
+    """A wrong add: the right one, then `change(memory, position_before, size_before)`."""
+
+    def add(memory, *transition):
+        i, size = memory["position"], memory["size"]
+        add_right(memory, *transition)
+        change(memory, i, size)
+
+    return add
+
+
+def with_flags(rule):
+    """A wrong add that stores rule(terminated, truncated) -> (terminated, truncated) instead."""
+
+    def add(memory, obs, action, reward, next_obs, terminated, truncated):
+        add_right(memory, obs, action, reward, next_obs, *rule(terminated, truncated))
+
+    return add
+
+
+def add_todo(memory, obs, action, reward, next_obs, terminated, truncated):
+    """The notebook's untouched exercise."""
+    i = memory["position"]
+    memory["obs"][i] = torch.as_tensor(obs)
 
 
 def add_nothing(memory, obs, action, reward, next_obs, terminated, truncated):
     pass
 
 
-def test_accepts_a_correct_add(capsys):
-    assert check_add(add_correct)
-    assert "Correct!" in capsys.readouterr().out
+def add_not_written(memory, obs, action, reward, next_obs, terminated, truncated):
+    raise NotImplementedError
 
 
-def test_rejects_a_done_flag_that_merges_truncated(capsys):
-    assert not check_add(add_done_flag)
-    assert "time limit is not a terminal state" in capsys.readouterr().out
+def add_local_position(memory, obs, action, reward, next_obs, terminated, truncated):
+    i = memory["position"]
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    memory["position"], memory["size"] = i, memory["size"]
+    i = (i + 1) % memory["capacity"]  # advances a local variable only
 
 
-def test_rejects_a_position_that_does_not_wrap(capsys):
-    assert not check_add(add_no_wrap)
-    assert "wrap" in capsys.readouterr().out
+def add_advance_first(memory, obs, action, reward, next_obs, terminated, truncated):
+    i = (memory["position"] + 1) % memory["capacity"]
+    memory["position"] = i
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    memory["position"] = i
 
 
-def test_rejects_a_size_beyond_capacity(capsys):
-    assert not check_add(add_uncapped_size)
-    assert "never exceed the capacity" in capsys.readouterr().out
+def add_stop_when_full(memory, obs, action, reward, next_obs, terminated, truncated):
+    if memory["size"] < memory["capacity"]:
+        add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    else:
+        memory["position"] = (memory["position"] + 1) % memory["capacity"]
 
 
-def test_rejects_an_empty_add(capsys):
-    assert not check_add(add_nothing)
-    assert "Not yet" in capsys.readouterr().out
+def add_at_size(memory, obs, action, reward, next_obs, terminated, truncated):
+    position = memory["position"]
+    memory["position"] = min(memory["size"], memory["capacity"] - 1)  # writes at size, not position
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    memory["position"] = (position + 1) % memory["capacity"]
+
+
+def add_by_concatenation(memory, obs, action, reward, next_obs, terminated, truncated):
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    memory["reward"] = torch.cat([memory["reward"], torch.tensor([[float(reward)]])])  # grows like a list
+
+
+def add_rebinding_a_field(memory, obs, action, reward, next_obs, terminated, truncated):
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    memory["obs"] = obs  # replaces the whole tensor by this one observation
+
+
+def add_swapped_states(memory, obs, action, reward, next_obs, terminated, truncated):
+    add_right(memory, next_obs, action, reward, obs, terminated, truncated)
+
+
+def add_without_action(memory, obs, action, reward, next_obs, terminated, truncated):
+    add_right(memory, obs, [0.0], reward, next_obs, terminated, truncated)
+
+
+def add_tensor_position(memory, obs, action, reward, next_obs, terminated, truncated):
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    memory["position"] = memory["position"] + 0.5
+
+
+WRONG = {
+    add_todo: "position never moves",
+    add_nothing: "after one add the memory is still empty",
+    add_not_written: "is not written yet",
+    add_local_position: "changing a local variable such as i is not enough",
+    then(lambda memory, i, size: memory.update(position=i + 1)): "position ran past the last slot",
+    then(
+        lambda memory, i, size: memory.update(position=(i + 1) % (memory["capacity"] - 1))
+    ): "last slot is never written",
+    then(
+        lambda memory, i, size: memory.update(position=memory["size"] % memory["capacity"])
+    ): "stops at 0 once the memory is full",
+    then(lambda memory, i, size: memory.update(size=size + 1)): "can never exceed the capacity",
+    then(lambda memory, i, size: memory.update(size=size)): "size never counts",
+    then(lambda memory, i, size: memory.update(size=memory["position"])): "size went back to 0",
+    then(
+        lambda memory, i, size: memory.update(size=min(size + 1, memory["capacity"] - 1))
+    ): "one short of the capacity",
+    add_advance_first: "the first transition went to slot 1",
+    add_stop_when_full: "stopped storing once it was full",
+    add_at_size: "overwrote the newest",
+    add_by_concatenation: "memory['reward'] became a tensor of shape (4, 1)",
+    add_rebinding_a_field: "memory['obs'] became a list",
+    add_swapped_states: "obs and next_obs are swapped",
+    add_without_action: "memory['action'] was not written",
+    add_tensor_position: "it must stay an int",
+    with_flags(lambda term, trunc: (term or trunc, trunc)): "done = terminated or truncated",
+    with_flags(lambda term, trunc: (term or trunc, False)): "done = terminated or truncated",
+    with_flags(lambda term, trunc: (trunc, term)): "terminated and truncated are swapped",
+    with_flags(lambda term, trunc: (not term, trunc)): "(a 'not done' mask)",
+    with_flags(lambda term, trunc: (False, trunc)): "memory['terminated'] stayed 0",
+    with_flags(lambda term, trunc: (term, False)): "memory['truncated'] stayed 0",
+    with_flags(lambda term, trunc: (term, term)): "store truncated as it is given",
+}
+
+
+def test_names_each_wrong_add(assert_rejected):
+    assert_rejected(check_add, WRONG)
+
+
+def test_a_wrap_bug_says_how_to_wrap(capsys):
+    assert not check_add(then(lambda memory, i, size: memory.update(position=i + 1)))
+    out = capsys.readouterr().out
+    assert "raised IndexError" in out and "(i + 1) % memory['capacity']" in out

@@ -1,44 +1,87 @@
-"""The step 2 checker accepts a correct tanh-to-bounds map and rejects the usual mistakes."""
+"""The step 2 checker accepts the map from tanh's output to [low, high] and names each wrong one."""
+
+import numpy as np
+import torch
 
 from td3_steps.exercises.step02 import check_scale_action
 
 
-def scale_correct(u, low, high):
+def scale_right(u, low, high):
     return (high + low) / 2 + (high - low) / 2 * u
 
 
-def scale_by_max_action(u, low, high):
-    return high * u  # assumes symmetric bounds
-
-
 def scale_from_unit_interval(u, low, high):
-    return low + (high - low) * u  # treats u as if it were in [0, 1]
+    """Right too: first u in [-1, 1] to [0, 1], then to [low, high]."""
+    return low + (high - low) * (u + 1) / 2
 
 
-def scale_flat(u, low, high):
-    return scale_correct(u, low, high).reshape(-1)
+def test_accepts_a_right_map(capsys):
+    assert check_scale_action(scale_right)
+    assert check_scale_action(scale_from_unit_interval)
+    assert capsys.readouterr().out.count("Correct!") == 2
 
 
-def test_accepts_a_correct_map(capsys):
-    assert check_scale_action(scale_correct)
-    assert "Correct!" in capsys.readouterr().out
+def scale_todo(u, low, high):
+    """The notebook's untouched exercise."""
+    return high * u
 
 
-def test_rejects_scaling_by_max_action(capsys):
-    assert not check_scale_action(scale_by_max_action)
-    assert "assumes low = -high" in capsys.readouterr().out
+def scale_not_written(u, low, high):
+    raise NotImplementedError
 
 
-def test_rejects_a_map_from_the_unit_interval(capsys):
-    assert not check_scale_action(scale_from_unit_interval)
-    assert "not [0, 1]" in capsys.readouterr().out
+def scale_in_place(u, low, high):
+    u *= (high - low) / 2
+    u += (high + low) / 2
+    return u
 
 
-def test_rejects_a_wrong_shape(capsys):
-    assert not check_scale_action(scale_flat)
-    assert "(B, action_dim)" in capsys.readouterr().out
+def scale_in_place_on_a_copy_of_the_bounds(u, low, high):
+    high -= low
+    return low + high / 2 * (u + 1)
 
 
-def test_reports_an_exception_in_words(capsys):
-    assert not check_scale_action(lambda u, low, high: 1 / 0)
-    assert "ZeroDivisionError" in capsys.readouterr().out
+def scale_detached(u, low, high):
+    return scale_right(u, low, high).detach()
+
+
+def scale_through_numpy(u, low, high):
+    return torch.tensor(np.asarray(scale_right(u, low, high).detach()))
+
+
+WRONG = {
+    scale_todo: "right only when low = -high",
+    lambda u, low, high: torch.maximum(low.abs(), high.abs()) * u: "You scaled u by the bound alone (max_action * u)",
+    lambda u, low, high: low + (high - low) * u: "You treated u as if it ran over [0, 1]",
+    lambda u, low, high: (high + low) / 2 - (high - low) / 2 * u: "The sign is flipped",
+    lambda u, low, high: (high + low) / 2 + (high - low) * u: "The factor 1/2 is missing",
+    lambda u, low, high: (high - low) / 2 * u: "The centre is missing",
+    lambda u, low, high: high + low + (high - low) / 2 * u: "not high + low",
+    lambda u, low, high: (high - low) / 2 + (high + low) / 2 * u: "Centre and half-range are swapped",
+    lambda u, low, high: scale_right(torch.tanh(u), low, high): "You applied tanh a second time",
+    lambda u, low, high: torch.clamp(u, low, high): "Clipping u into [low, high] is not scaling",
+    lambda u, low, high: scale_right(u, low[0], high[0]): "Every dimension used the first dimension's bounds",
+    lambda u, low, high: scale_right(u, low, high) + 0.1: "u = 0 gives [0.1], expected [0.0]",
+    lambda u, low, high: scale_right(u, low, high).reshape(-1): "(B, action_dim)",
+    lambda u, low, high: scale_right(u, low, high).sum(1, keepdim=True): "(B, action_dim)",
+    lambda u, low, high: scale_right(u, low, high).tolist(): "returned a list",
+    lambda u, low, high: 1 / 0: "raised ZeroDivisionError",
+    scale_not_written: "is not written yet",
+    scale_in_place: "changed its input u in place",
+    scale_in_place_on_a_copy_of_the_bounds: "changed its input high in place",
+    scale_detached: "the action has no gradient",
+    scale_through_numpy: "the action has no gradient",
+}
+
+
+def test_names_each_wrong_map(assert_rejected):
+    assert_rejected(check_scale_action, WRONG)
+
+
+def test_a_wrong_map_shows_the_rows_it_gets_wrong(capsys):
+    assert not check_scale_action(scale_todo)
+    out = capsys.readouterr().out
+    assert (
+        "on the asymmetric range low = [0, -1], high = [2, 3], u = -1 gives [-2.0, -3.0], expected [0.0, -1.0]" in out
+    )
+    assert "You scaled u by the bound alone" in out and "Use a = center + half_range * u" in out

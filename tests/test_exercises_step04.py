@@ -1,4 +1,6 @@
-"""The step 4 checker accepts a correct sampler and rejects the common wrong ones, in words."""
+"""The step 4 checker accepts a right sampler and names each wrong one students write."""
+
+import random
 
 import numpy as np
 import torch
@@ -7,18 +9,20 @@ from td3_steps import Batch
 from td3_steps.exercises.step04 import check_sample_batch
 
 
-def _sampler(draw, as_float32=True, column=True):
+def sampler(draw, convert=None, change=None):
+    """A sampler from its parts: draw(size, n, generator) -> indices, convert(values, j) -> tensor."""
+
+    def column(rows, j):
+        values = np.array([row[j] for row in rows])
+        if convert:
+            return convert(values, j)
+        tensor = torch.as_tensor(values, dtype=torch.float32)
+        return tensor.unsqueeze(1) if j in (2, 4) else tensor
+
     def sample(storage, batch_size, generator=None):
         rows = [storage[i] for i in draw(len(storage), batch_size, generator)]
-
-        def field(j):
-            values = np.array([row[j] for row in rows])
-            return torch.as_tensor(values, dtype=torch.float32) if as_float32 else torch.as_tensor(values)
-
-        reward, terminated = field(2), field(4)
-        if column:
-            reward, terminated = reward.unsqueeze(1), terminated.unsqueeze(1)
-        return Batch(field(0), field(1), reward, field(3), terminated)
+        batch = Batch(*(column(rows, j) for j in range(5)))
+        return change(batch) if change else batch
 
     return sample
 
@@ -27,45 +31,110 @@ def uniform(size, n, generator):
     return torch.randint(0, size, (n,), generator=generator).tolist()
 
 
-def test_accepts_a_correct_sampler(capsys):
-    assert check_sample_batch(_sampler(uniform))
-    assert "Correct!" in capsys.readouterr().out
+def without_replacement(size, n, generator):
+    return torch.randperm(size, generator=generator)[:n].tolist()
 
 
-def test_rejects_flat_columns_and_float64(capsys):
-    assert not check_sample_batch(_sampler(uniform, as_float32=False, column=False))
-    out = capsys.readouterr().out
-    assert "reward has shape (16,), expected (16, 1)" in out and "torch.float64" in out
+def random_slice(size, n, generator):
+    start = int(torch.randint(0, size - n + 1, (1,), generator=generator))
+    return list(range(start, start + n))
 
 
-def test_rejects_the_oldest_transitions(capsys):
-    assert not check_sample_batch(_sampler(lambda size, n, g: list(range(n))))
-    assert "consecutive" in capsys.readouterr().out
+def test_accepts_a_right_sampler(capsys):
+    assert check_sample_batch(sampler(uniform))
+    assert check_sample_batch(sampler(without_replacement)), "uniform too, and reproducible"
+    assert capsys.readouterr().out.count("Correct!") == 2
 
 
-def test_rejects_off_by_one_and_biased_and_unseeded(capsys):
-    assert not check_sample_batch(_sampler(lambda size, n, g: torch.randint(0, size - 1, (n,), generator=g).tolist()))
-    assert "newest transition is never drawn" in capsys.readouterr().out
-
-    def recent(size, n, g):
-        return torch.multinomial(torch.arange(1.0, size + 1), n, replacement=True, generator=g).tolist()
-
-    assert not check_sample_batch(_sampler(recent))
-    assert "not uniform" in capsys.readouterr().out
-    assert not check_sample_batch(_sampler(lambda size, n, g: torch.randint(0, size, (n,)).tolist()))
-    assert "generator" in capsys.readouterr().out
+def sample_todo(storage, batch_size, generator=None):
+    """The notebook's untouched exercise."""
+    rows = storage[:batch_size]
+    obs, action, reward, next_obs, terminated = (torch.tensor(np.array(column)) for column in zip(*rows))
+    return Batch(obs, action, reward, next_obs, terminated)
 
 
-def test_rejects_misaligned_rows_and_survives_errors(capsys):
-    def misaligned(storage, batch_size, generator=None):
-        batch = _sampler(uniform)(storage, batch_size, generator)
-        return batch._replace(reward=batch.reward.roll(1, dims=0))
+def sample_not_written(storage, batch_size, generator=None):
+    raise NotImplementedError
 
-    assert not check_sample_batch(misaligned)
-    assert "mixes different transitions" in capsys.readouterr().out
 
-    def broken(storage, batch_size, generator=None):
-        raise IndexError("list index out of range")
+def sample_misaligned(storage, batch_size, generator=None):
+    batch = sampler(uniform)(storage, batch_size, generator)
+    return batch._replace(reward=batch.reward.roll(1, dims=0))
 
-    assert not check_sample_batch(broken)
-    assert "raised IndexError" in capsys.readouterr().out
+
+def sample_separate_indices(storage, batch_size, generator=None):
+    fields = [sampler(uniform)(storage, batch_size, generator)[j] for j in range(5)]
+    return Batch(*fields)
+
+
+def sample_python_random(storage, batch_size, generator=None):
+    return sampler(lambda size, n, g: random.sample(range(size), n))(storage, batch_size, generator)
+
+
+def sample_own_generator(storage, batch_size, generator=None):
+    return sampler(uniform)(storage, batch_size, torch.Generator().manual_seed(0))
+
+
+def recent(size, n, generator):
+    weights = torch.arange(1.0, size + 1)
+    return torch.multinomial(weights, n, replacement=True, generator=generator).tolist()
+
+
+def flat_columns(values, j):
+    return torch.as_tensor(values, dtype=torch.float32)
+
+
+def row_columns(values, j):
+    tensor = torch.as_tensor(values, dtype=torch.float32)
+    return tensor.unsqueeze(0) if j in (2, 4) else tensor
+
+
+def boolean_flags(values, j):
+    tensor = torch.as_tensor(values) if j == 4 else torch.as_tensor(values, dtype=torch.float32)
+    return tensor.unsqueeze(1) if j in (2, 4) else tensor
+
+
+def integer_flags(values, j):
+    tensor = torch.as_tensor(values.astype(np.int64)) if j == 4 else torch.as_tensor(values, dtype=torch.float32)
+    return tensor.unsqueeze(1) if j in (2, 4) else tensor
+
+
+def wrapped_obs(values, j):
+    tensor = torch.as_tensor(values, dtype=torch.float32)
+    return tensor.unsqueeze(1)
+
+
+WRONG = {
+    sample_todo: "reward has shape (16,), expected (16, 1)",
+    sample_not_written: "is not written yet",
+    sampler(lambda size, n, g: list(range(n))): "the 16 oldest transitions",
+    sampler(lambda size, n, g: list(range(size - n, size))): "the 16 newest transitions",
+    sampler(random_slice): "a random start, then in order",
+    sampler(
+        lambda size, n, g: torch.randint(0, size - 1, (n,), generator=g).tolist()
+    ): "newest transition is never drawn",
+    sampler(lambda size, n, g: torch.randint(1, size, (n,), generator=g).tolist()): "index 0) is never drawn",
+    sampler(lambda size, n, g: torch.randint(0, size + 1, (n,), generator=g).tolist()): "an index ran past the end",
+    sampler(lambda size, n, g: torch.randint(0, size // 2, (n,), generator=g).tolist()): "were never drawn",
+    sampler(recent): "the draws are not uniform",
+    sampler(lambda size, n, g: torch.randint(0, size, (n,)).tolist()): "seeded alike gave different batches",
+    sample_python_random: "random.sample",
+    sample_own_generator: "not one seeded inside your function",
+    sample_misaligned: "a row mixes different transitions",
+    sample_separate_indices: "draw ONE set of indices",
+    sampler(uniform, change=lambda b: b._replace(obs=b.next_obs, next_obs=b.obs)): "obs and next_obs are swapped",
+    sampler(uniform, change=lambda b: b._replace(terminated=1 - b.terminated)): "(a 'not done' mask)",
+    sampler(uniform, change=lambda b: b._replace(terminated=torch.zeros_like(b.terminated))): "does not match",
+    sampler(uniform, flat_columns): "add the column with .unsqueeze(1)",
+    sampler(uniform, row_columns): ".unsqueeze(0) adds the wrong axis",
+    sampler(uniform, lambda values, j: torch.as_tensor(values).reshape(len(values), -1)): "numpy arrays are float64",
+    sampler(uniform, boolean_flags): "store the flag as 1.0 / 0.0",
+    sampler(uniform, integer_flags): "an integer tensor",
+    sampler(uniform, wrapped_obs): "an extra axis of size 1",
+    sampler(uniform, lambda values, j: values.astype(np.float32)): "is a ndarray, expected a torch.Tensor",
+    lambda storage, batch_size, generator=None: {"obs": 1}: "expected a Batch(obs, action",
+}
+
+
+def test_names_each_wrong_sampler(assert_rejected):
+    assert_rejected(check_sample_batch, WRONG)

@@ -1,40 +1,62 @@
-"""The step 5 checker accepts a' = actor_target(s') and names each wrong choice in words."""
+"""The step 5 checker accepts a' = actor_target(s') and names each wrong answer students give."""
 
 import torch
 
-from td3_steps import target_action
+from td3_steps import polyak_update, target_action
 from td3_steps.exercises.step05 import check_target_action
 
 
+def right(batch, actor, actor_target):
+    with torch.no_grad():
+        return actor_target(batch.next_obs)
+
+
 def test_accepts_the_actor_target_on_next_states(capsys):
+    assert check_target_action(right)
     assert check_target_action(lambda batch, actor, actor_target: target_action(actor_target, batch.next_obs))
-    assert "Correct!" in capsys.readouterr().out
+    assert capsys.readouterr().out.count("Correct!") == 2
 
 
-def test_rejects_the_online_actor(capsys):
+def hard_copy(batch, actor, actor_target):
+    actor_target.load_state_dict(actor.state_dict())
+    return right(batch, actor, actor_target)
+
+
+def polyak_inside(batch, actor, actor_target):
+    polyak_update(actor, actor_target, tau=0.005)
+    return right(batch, actor, actor_target)
+
+
+def noisy(batch, actor, actor_target):
+    return right(batch, actor, actor_target) + 0.1 * torch.randn(batch.action.shape)
+
+
+def broken(batch, actor, actor_target):
+    return actor_target(batch)
+
+
+WRONG = {
+    lambda batch, actor, actor_target: actor(batch.next_obs): "you used the online actor",
+    lambda batch, actor, actor_target: actor_target(batch.obs): "you fed s (batch.obs)",
+    lambda batch, actor, actor_target: actor(batch.obs): "you used the online actor pi_phi",
+    lambda batch, actor, actor_target: batch.action: "the stored action a",
+    lambda batch, actor, actor_target: actor_target.net(batch.next_obs): "raw output f_phi'(s')",
+    lambda batch, actor, actor_target: torch.tanh(actor_target.net(batch.next_obs)): "in [-1, 1]",
+    noisy: "did you add noise? Step 6",
+    hard_copy: "changed the actor target's weights",
+    polyak_inside: "changed the actor target's weights",
+    lambda batch, actor, actor_target: right(batch, actor, actor_target)[:, 0]: "has shape (32,)",
+    lambda batch, actor, actor_target: right(batch, actor, actor_target)[0]: "expected (32, 2)",
+    lambda batch, actor, actor_target: right(batch, actor, actor_target).tolist(): "returned a list",
+    broken: "raised",
+}
+
+
+def test_names_each_wrong_answer(assert_rejected, capsys):
+    assert_rejected(check_target_action, WRONG)
+    # each reply also says what the right call is; two slips at once are both named
     assert not check_target_action(lambda batch, actor, actor_target: actor(batch.next_obs))
-    assert "online actor" in capsys.readouterr().out
-
-
-def test_rejects_the_current_states_and_the_stored_action(capsys):
-    assert not check_target_action(lambda batch, actor, actor_target: actor_target(batch.obs))
-    assert "batch.next_obs" in capsys.readouterr().out
-    assert not check_target_action(lambda batch, actor, actor_target: batch.action)
-    assert "stored action" in capsys.readouterr().out
-
-
-def test_rejects_a_hard_copy_into_the_target(capsys):
-    def hard_copy(batch, actor, actor_target):
-        actor_target.load_state_dict(actor.state_dict())
-        with torch.no_grad():
-            return actor_target(batch.next_obs)
-
-    assert not check_target_action(hard_copy)
-    assert "changed the actor target's weights" in capsys.readouterr().out
-
-
-def test_explains_wrong_shapes_and_errors(capsys):
-    assert not check_target_action(lambda batch, actor, actor_target: actor_target(batch.next_obs)[:, 0])
-    assert "expected (32, 2)" in capsys.readouterr().out
-    assert not check_target_action(lambda batch, actor, actor_target: actor_target(batch))
-    assert "raised" in capsys.readouterr().out
+    assert "actor_target(batch.next_obs)" in capsys.readouterr().out
+    assert not check_target_action(lambda batch, actor, actor_target: actor(batch.obs))
+    out = capsys.readouterr().out
+    assert "you used the online actor" in out and "you fed s (batch.obs)" in out

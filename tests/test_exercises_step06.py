@@ -1,4 +1,4 @@
-"""The step 6 checker accepts target smoothing scaled per dimension and rejects the tutorial slips."""
+"""The step 6 checker accepts smoothing in the normalised space and names, in u, each wrong answer."""
 
 import torch
 
@@ -6,57 +6,150 @@ from td3_steps import smooth_target_action
 from td3_steps.exercises.step06 import check_smooth_target_action
 
 
-def test_accepts_the_package_and_the_normalised_form(capsys):
+def smoothed(action, low, high, noise, clip_u=True):
+    """a~ from a' and a noise already in u: u + noise, clipped to [-1, 1] if asked, mapped back."""
+    centre, half = (high + low) / 2, (high - low) / 2
+    u = (action - centre) / half + noise
+    return centre + half * (torch.clamp(u, -1.0, 1.0) if clip_u else u)
+
+
+def right(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def test_accepts_the_normalised_form_and_the_package(capsys):
+    assert check_smooth_target_action(right)
+    assert "exactly the a~ of td3_steps.smooth_target_action" in capsys.readouterr().out
     assert check_smooth_target_action(smooth_target_action)
-
-    def normalised(action, low, high, noise_std, noise_clip, generator=None):
-        centre, half = (high + low) / 2, (high - low) / 2
-        eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
-        return centre + half * torch.clamp((action - centre) / half + eps, -1.0, 1.0)
-
-    assert check_smooth_target_action(normalised)
-    assert capsys.readouterr().out.count("Correct!") == 2
+    assert "Correct!" in capsys.readouterr().out
 
 
-def test_rejects_the_tutorial_version(capsys):
-    def tutorial(action, low, high, noise_std, noise_clip, generator=None):
-        noise = (torch.randn(action.shape, generator=generator) * noise_std).clamp(-noise_clip, noise_clip)
-        return (action + noise).clamp(-high[0], high[0])
+def scaled_twice(action, low, high, noise_std, noise_clip, generator=None):
+    half = (high - low) / 2
+    eps = torch.randn(action.shape, generator=generator) * noise_std * half
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip * half, noise_clip * half))
 
-    assert not check_smooth_target_action(tutorial)
+
+def clip_scaled(action, low, high, noise_std, noise_clip, generator=None):
+    half = (high - low) / 2
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip * half, noise_clip * half))
+
+
+def in_action_units(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    return torch.clamp(action + eps, low, high)
+
+
+def tutorial(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    return (action + eps).clamp(-high[0], high[0])
+
+
+def without_sigma(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape, generator=generator)
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def variance(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape, generator=generator) * noise_std**2
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def no_noise_clip(action, low, high, noise_std, noise_clip, generator=None):
+    return smoothed(action, low, high, torch.randn(action.shape, generator=generator) * noise_std)
+
+
+def no_bound_clip(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    return smoothed(action, low, high, eps, clip_u=False)
+
+
+def bound_clip_first(action, low, high, noise_std, noise_clip, generator=None):
+    centre, half = (high + low) / 2, (high - low) / 2
+    u = torch.clamp((action - centre) / half, -1.0, 1.0)
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    return centre + half * (u + eps)
+
+
+def sum_clipped_at_c(action, low, high, noise_std, noise_clip, generator=None):
+    centre, half = (high + low) / 2, (high - low) / 2
+    u = (action - centre) / half + torch.randn(action.shape, generator=generator) * noise_std
+    return centre + half * torch.clamp(u, -noise_clip, noise_clip)
+
+
+def randn_like(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn_like(action) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def one_draw_for_all_rows(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape[1], generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def uniform(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.rand(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def in_place(action, low, high, noise_std, noise_clip, generator=None):
+    half = (high - low) / 2
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    action += half * eps
+    return torch.clamp(action, low, high)
+
+
+def returns_u(action, low, high, noise_std, noise_clip, generator=None):
+    centre, half = (high + low) / 2, (high - low) / 2
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    return torch.clamp((action - centre) / half + eps, -1.0, 1.0)
+
+
+def forgets_half(action, low, high, noise_std, noise_clip, generator=None):
+    centre, half = (high + low) / 2, (high - low) / 2
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    return centre + torch.clamp((action - centre) / half + eps, -1.0, 1.0)
+
+
+def placeholder(action, low, high, noise_std, noise_clip, generator=None):
+    centre, half = (high + low) / 2, (high - low) / 2
+    return centre + half * ((action - centre) / half)
+
+
+def flattened(action, low, high, noise_std, noise_clip, generator=None):
+    return right(action, low, high, noise_std, noise_clip, generator).reshape(-1)
+
+
+WRONG = {
+    placeholder: "no noise was added",
+    scaled_twice: "scaled twice",
+    clip_scaled: "you clipped it at +-c h, but in u the clip needs no h",
+    in_action_units: "in the action's units",
+    tutorial: "in the action's units",
+    without_sigma: "with noise_std = 0 your function still adds noise",
+    variance: "sigma squared",
+    no_noise_clip: "beyond +-c = +-0.5",
+    no_bound_clip: "clip u + eps to [-1, 1] after adding the noise",
+    bound_clip_first: "clip u + eps to [-1, 1] after adding the noise",
+    sum_clipped_at_c: "clip the noise eps alone to [-c, c]",
+    randn_like: "torch.randn_like takes no generator",
+    one_draw_for_all_rows: "every row got the same noise",
+    uniform: "torch.rand draws from [0, 1)",
+    in_place: "in place",
+    returns_u: "you returned u itself",
+    forgets_half: "left out the half-range",
+    flattened: "one smoothed action per row",
+}
+
+
+def test_names_each_wrong_answer_in_the_normalised_coordinates(assert_rejected):
+    assert_rejected(check_smooth_target_action, WRONG)
+
+
+def test_a_student_who_scaled_twice_is_not_told_to_scale_more(capsys):
+    assert not check_smooth_target_action(scaled_twice)
     out = capsys.readouterr().out
-    assert "half-range" in out and "own [low, high]" in out
-
-
-def test_rejects_unclipped_noise_and_no_noise(capsys):
-    def unclipped(action, low, high, noise_std, noise_clip, generator=None):
-        half = (high - low) / 2
-        return torch.clamp(action + torch.randn(action.shape, generator=generator) * noise_std * half, low, high)
-
-    assert not check_smooth_target_action(unclipped)
-    assert "beyond c * h" in capsys.readouterr().out
-    assert not check_smooth_target_action(lambda action, low, high, noise_std, noise_clip, generator=None: action)
-    assert "no noise" in capsys.readouterr().out
-
-
-def test_rejects_in_place_unseeded_and_broken(capsys):
-    def in_place(action, low, high, noise_std, noise_clip, generator=None):
-        half = (high - low) / 2
-        eps = torch.randn(action.shape, generator=generator) * noise_std * half
-        action += torch.clamp(eps, -noise_clip * half, noise_clip * half)
-        return torch.clamp(action, low, high)
-
-    assert not check_smooth_target_action(in_place)
-    assert "in place" in capsys.readouterr().out
-
-    def unseeded(action, low, high, noise_std, noise_clip, generator=None):
-        return smooth_target_action(action, low, high, noise_std, noise_clip)
-
-    assert not check_smooth_target_action(unseeded)
-    assert "generator" in capsys.readouterr().out
-
-    def broken(action, low, high, noise_std, noise_clip, generator=None):
-        return torch.clamp(action + noise_std, low.item(), high.item())
-
-    assert not check_smooth_target_action(broken)
-    assert "raised RuntimeError" in capsys.readouterr().out
+    assert "(sigma h)" not in out and "expected sigma * h" not in out, out
+    assert "expected sigma = 0.2 in every dimension" in out

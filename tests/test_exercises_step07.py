@@ -1,40 +1,51 @@
-"""The step 7 checker accepts every target critic on (s', a~) and names each wrong input in words."""
+"""The step 7 checker accepts every target critic on (s', a~) and names each wrong answer students give."""
 
 import torch
 
-from td3_steps import clipped_double_q, target_q_values
+from td3_steps import clipped_double_q, polyak_update, target_q_values
 from td3_steps.exercises.step07 import check_target_q_values
 
 
-def test_accepts_the_target_critics_on_next_states(capsys):
+def right(batch, a, critics, targets):
+    with torch.no_grad():
+        return targets(batch.next_obs, a)
+
+
+def test_accepts_every_target_critic_on_next_states(capsys):
+    assert check_target_q_values(right)
     assert check_target_q_values(lambda batch, a, critics, targets: target_q_values(targets, batch.next_obs, a))
-    assert "Correct!" in capsys.readouterr().out
+    assert check_target_q_values(lambda batch, a, critics, targets: list(right(batch, a, critics, targets)))
+    assert capsys.readouterr().out.count("Correct!") == 3
 
 
-def test_rejects_current_q_and_online_critics(capsys):
-    assert not check_target_q_values(lambda batch, a, critics, targets: critics(batch.obs, batch.action))
-    out = capsys.readouterr().out
-    assert "online critics" in out and "batch.next_obs" in out and "stored action" in out
-    assert not check_target_q_values(lambda batch, a, critics, targets: critics(batch.next_obs, a))
-    assert "online critics" in capsys.readouterr().out
+def two_only(batch, a, critics, targets):
+    with torch.no_grad():
+        return targets.members[0](batch.next_obs, a), targets.members[1](batch.next_obs, a)
 
 
-def test_rejects_min_flat_and_fixed_count(capsys):
-    assert not check_target_q_values(lambda batch, a, critics, targets: clipped_double_q(targets(batch.next_obs, a)))
-    assert "step 8" in capsys.readouterr().out
-    assert not check_target_q_values(
-        lambda batch, a, critics, targets: tuple(q.squeeze(1) for q in targets(batch.next_obs, a))
-    )
-    assert "expected (24, 1)" in capsys.readouterr().out
-
-    def two_only(batch, a, critics, targets):
-        with torch.no_grad():
-            return targets.members[0](batch.next_obs, a), targets.members[1](batch.next_obs, a)
-
-    assert not check_target_q_values(two_only)
-    assert "3 target critics" in capsys.readouterr().out
+def polyak_inside(batch, a, critics, targets):
+    polyak_update(critics, targets, tau=0.005)
+    return right(batch, a, critics, targets)
 
 
-def test_survives_an_error(capsys):
-    assert not check_target_q_values(lambda batch, a, critics, targets: targets(batch.next_obs))
-    assert "raised TypeError" in capsys.readouterr().out
+WRONG = {
+    lambda batch, a, critics, targets: critics(batch.next_obs, a): "you used the online critics",
+    lambda batch, a, critics, targets: targets(batch.obs, a): "you scored s (batch.obs)",
+    lambda batch, a, critics, targets: targets(batch.next_obs, batch.action): "the stored action a",
+    lambda batch, a, critics, targets: critics(batch.obs, batch.action): "the current Q of step 10",
+    lambda batch, a, critics, targets: clipped_double_q(right(batch, a, critics, targets)): "that is step 8",
+    lambda batch, a, critics, targets: torch.cat(right(batch, a, critics, targets), 1).mean(1, True): "average",
+    lambda batch, a, critics, targets: torch.cat(right(batch, a, critics, targets), 1): "side by side",
+    lambda batch, a, critics, targets: torch.stack(right(batch, a, critics, targets)): "one stacked tensor",
+    lambda batch, a, critics, targets: tuple(q.squeeze(1) for q in right(batch, a, critics, targets)): "shape (24,)",
+    two_only: "with 3 target critics it returned 2 Q-values",
+    lambda batch, a, critics, targets: right(batch, a, critics, targets)[::-1]: "the wrong order",
+    lambda batch, a, critics, targets: (right(batch, a, critics, targets)[0],) * 2: "from target critic 1",
+    polyak_inside: "changed some critic weights",
+    lambda batch, a, critics, targets: targets(batch.next_obs): "raised TypeError",
+    lambda batch, a, critics, targets: {"q1": 0}: "returned a dict",
+}
+
+
+def test_names_each_wrong_answer(assert_rejected):
+    assert_rejected(check_target_q_values, WRONG)

@@ -1,4 +1,4 @@
-"""The step 8 checker accepts the element-wise minimum and rejects the common wrong ones, in words."""
+"""The step 8 checker accepts the element-wise minimum and names each wrong one a student writes."""
 
 import functools
 
@@ -8,31 +8,110 @@ from td3_steps import clipped_double_q
 from td3_steps.exercises.step08 import check_clipped_double_q
 
 
+def reduced(q_values):
+    return functools.reduce(torch.minimum, q_values)
+
+
+def table_min(q_values):
+    return torch.cat(q_values, dim=1).min(dim=1, keepdim=True).values
+
+
+def stacked_min(q_values):
+    return torch.stack(q_values).min(dim=0).values
+
+
+def maximum(q_values):
+    return functools.reduce(torch.maximum, q_values)
+
+
+def mean_of_critics(q_values):
+    return torch.cat(q_values, dim=1).mean(dim=1, keepdim=True)
+
+
+def closest_to_zero(q_values):
+    q1, q2 = q_values[0], q_values[-1]
+    return torch.where(q1.abs() <= q2.abs(), q1, q2)
+
+
+def two_critics_only(q_values):
+    return torch.minimum(q_values[0], q_values[1])
+
+
+def critic_1_only(q_values):
+    return q_values[0]
+
+
+def keepdim_lost(q_values):
+    return torch.cat(q_values, dim=1).min(dim=1).values
+
+
+def batch_wide(q_values):
+    return torch.min(torch.cat(q_values, dim=1))
+
+
+def wrong_dim(q_values):
+    return torch.cat(q_values, dim=1).min(dim=0, keepdim=True).values
+
+
+def wrong_dim_stacked(q_values):
+    return torch.stack(q_values).min(dim=1).values
+
+
+def cat_along_batch(q_values):
+    return torch.cat(q_values, dim=0).min(dim=1, keepdim=True).values
+
+
+def values_indices_pair(q_values):
+    return torch.cat(q_values, dim=1).min(dim=1, keepdim=True)
+
+
+def as_list(q_values):
+    return torch.cat(q_values, dim=1).min(dim=1, keepdim=True).values.tolist()
+
+
+def in_place(q_values):
+    result = q_values[0]
+    for q in q_values[1:]:
+        torch.minimum(result, q, out=result)
+    return result
+
+
 def test_accepts_the_element_wise_minimum(capsys):
-    assert check_clipped_double_q(lambda qs: functools.reduce(torch.minimum, qs))
-    assert check_clipped_double_q(clipped_double_q)
+    for right in (reduced, table_min, stacked_min, clipped_double_q):
+        assert check_clipped_double_q(right), right
     assert "Correct!" in capsys.readouterr().out
 
 
-def test_rejects_the_maximum(capsys):
-    assert not check_clipped_double_q(lambda qs: functools.reduce(torch.maximum, qs))
-    assert "SMALLER" in capsys.readouterr().out
+def test_names_each_wrong_minimum(assert_rejected):
+    assert_rejected(
+        check_clipped_double_q,
+        {
+            maximum: "you took the maximum",
+            mean_of_critics: "you averaged the critics",
+            closest_to_zero: "closest to zero",
+            two_critics_only: "first two critics only",
+            critic_1_only: "you returned critic 1's estimate",
+            keepdim_lost: "keepdim=True",
+            batch_wide: "minimum over the whole batch",
+            wrong_dim: "down the batch (dim=0)",
+            wrong_dim_stacked: "torch.stack(q_values) the critics are dim 0",
+            cat_along_batch: "along the batch dimension",
+            values_indices_pair: ".values",
+            as_list: "returned a list",
+            in_place: "in place",
+        },
+    )
 
 
-def test_rejects_the_average(capsys):
-    assert not check_clipped_double_q(lambda qs: torch.cat(qs, dim=1).mean(dim=1, keepdim=True))
-    assert "averag" in capsys.readouterr().out
+def test_a_two_critic_answer_is_told_to_handle_one_critic(capsys):
+    assert not check_clipped_double_q(two_critics_only)
+    out = capsys.readouterr().out
+    assert "with one critic: my_min(q_values) with one critic raised IndexError" in out
+    assert "one critic included" in out
 
 
-def test_rejects_a_batch_wide_minimum_and_a_flat_result(capsys):
-    assert not check_clipped_double_q(lambda qs: torch.min(torch.cat(qs, dim=1)))
-    assert "whole batch" in capsys.readouterr().out
-    assert not check_clipped_double_q(lambda qs: torch.cat(qs, dim=1).min(dim=1).values)
-    assert "keepdim=True" in capsys.readouterr().out
-
-
-def test_rejects_two_critics_only_and_the_values_indices_pair(capsys):
-    assert not check_clipped_double_q(lambda qs: torch.minimum(qs[0], qs[1]))
-    assert "raised IndexError" in capsys.readouterr().out  # the one-critic case
-    assert not check_clipped_double_q(lambda qs: torch.min(torch.cat(qs, dim=1), dim=1, keepdim=True))
-    assert ".values" in capsys.readouterr().out
+def test_the_same_reply_is_given_once_for_every_case(capsys):
+    assert not check_clipped_double_q(batch_wide)
+    out = capsys.readouterr().out
+    assert out.count("minimum over the whole batch") == 1
+    assert "with two critics, three critics, one critic:" in out

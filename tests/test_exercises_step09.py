@@ -1,4 +1,4 @@
-"""The step 9 checker accepts the right target and rejects the common wrong ones, in words."""
+"""The step 9 checker accepts the right target and names each wrong target students write."""
 
 import torch
 
@@ -7,41 +7,71 @@ from td3_steps.exercises.step09 import check_bellman_target
 
 
 def right(reward, terminated, truncated, next_q, gamma):
-    return bellman_target(reward, terminated, next_q, gamma)
+    with torch.no_grad():
+        return reward + gamma * (1.0 - terminated) * next_q
+
+
+def target(mask=lambda terminated, truncated: 1 - terminated, gamma_used=None, flat=()):
+    """A student's target: `mask` picks the flag, `flat` names the tensors they squeezed to (B,)."""
+
+    def my_target(reward, terminated, truncated, next_q, gamma):
+        tensors = {"reward": reward, "mask": mask(terminated, truncated), "next_q": next_q}
+        r, m, q = (t.squeeze(1) if name in flat else t for name, t in tensors.items())
+        with torch.no_grad():
+            return r + (gamma if gamma_used is None else gamma_used) * m * q
+
+    return my_target
 
 
 def test_accepts_the_right_target(capsys):
     assert check_bellman_target(right)
-    assert "Correct!" in capsys.readouterr().out
+    assert check_bellman_target(lambda r, term, trunc, q, gamma: bellman_target(r, term, q, gamma))
+    assert capsys.readouterr().out.count("Correct!") == 2
 
 
-def test_rejects_a_done_flag_that_stops_at_truncation(capsys):
-    def done_flag(reward, terminated, truncated, next_q, gamma):
-        with torch.no_grad():
-            done = torch.maximum(terminated, truncated)
-            return reward + gamma * (1 - done) * next_q
-
-    assert not check_bellman_target(done_flag)
-    assert "truncated" in capsys.readouterr().out
+def in_place(reward, terminated, truncated, next_q, gamma):
+    with torch.no_grad():
+        return reward.add_(gamma * (1.0 - terminated) * next_q)
 
 
-def test_rejects_bootstrapping_from_terminated_states(capsys):
-    def no_mask(reward, terminated, truncated, next_q, gamma):
-        return (reward + gamma * next_q).detach()
-
-    assert not check_bellman_target(no_mask)
-    assert "(1 - terminated)" in capsys.readouterr().out
+def with_grad(reward, terminated, truncated, next_q, gamma):
+    return reward + gamma * (1.0 - terminated) * next_q
 
 
-def test_rejects_a_broadcast_and_a_target_with_gradient(capsys):
-    def flat_reward(reward, terminated, truncated, next_q, gamma):
-        return (reward.squeeze(1) + gamma * (1 - terminated) * next_q).detach()
+def no_gamma_and_done(reward, terminated, truncated, next_q, gamma):
+    with torch.no_grad():
+        return reward + (1 - torch.maximum(terminated, truncated)) * next_q
 
-    assert not check_bellman_target(flat_reward)
-    assert "broadcast" in capsys.readouterr().out
 
-    def with_grad(reward, terminated, truncated, next_q, gamma):
-        return reward + gamma * (1 - terminated) * next_q
+WRONG = {
+    target(lambda term, trunc: 1 - torch.maximum(term, trunc)): "you used a done flag",
+    target(lambda term, trunc: 1 - (term + trunc).clamp(max=1)): "you used a done flag",
+    target(lambda term, trunc: 1 - term - trunc): "1 - terminated - truncated",
+    target(lambda term, trunc: 1 - trunc): "masked with truncated instead of terminated",
+    target(lambda term, trunc: torch.ones_like(term)): "multiply the bootstrap by (1 - terminated)",
+    target(lambda term, trunc: term): "your mask is inverted",
+    target(gamma_used=1.0): "you forgot the discount gamma",
+    target(lambda term, trunc: -(1 - term)): "the sign is wrong",
+    target(gamma_used=0.99): "you used gamma = 0.99",
+    lambda r, term, trunc, q, gamma: (gamma * (1 - term) * q).detach(): "you left out the reward",
+    lambda r, term, trunc, q, gamma: (gamma * (r + (1 - term) * q)).detach(): "you discounted the reward too",
+    lambda r, term, trunc, q, gamma: ((1 - term) * (r + gamma * q)).detach(): "you masked the reward too",
+    target(flat=("reward",)): "broadcast to (B, B)",
+    target(flat=("reward", "mask", "next_q")): "its numbers are right, but step 11 compares",
+    no_gamma_and_done: "row 3 (truncated)",
+    with_grad: "torch.no_grad()",
+    in_place: "changed reward in place",
+    lambda r, term, trunc, q, gamma: right(r, term, trunc, q, gamma).tolist(): "returned a list",
+    lambda r, term, trunc, q, gamma: r + gamma * (1 - term) @ q: "raised RuntimeError",
+}
 
-    assert not check_bellman_target(with_grad)
-    assert "no_grad" in capsys.readouterr().out
+
+def test_names_each_wrong_target(assert_rejected):
+    assert_rejected(check_bellman_target, WRONG)
+
+
+def test_the_flat_target_is_told_the_fix_in_words(capsys):
+    """All tensors squeezed to (B,): the reply names the (B, B) broadcast the notebook teaches, and the fix."""
+    assert not check_bellman_target(target(flat=("reward", "mask", "next_q")))
+    out = capsys.readouterr().out
+    assert "y has shape (6,)" in out and "broadcasts silently to (6, 6)" in out and "no .squeeze()" in out

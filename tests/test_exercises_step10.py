@@ -1,4 +1,6 @@
-"""The step 10 checker accepts one (B, 1) Q-value per critic and rejects the common wrong ones, in words."""
+"""The step 10 checker accepts one (B, 1) Q-value per critic and names each wrong answer students give."""
+
+import copy
 
 import torch
 
@@ -12,31 +14,45 @@ def right(critic_nets, obs, action):
 
 def test_accepts_the_right_q_values(capsys):
     assert check_current_q(right)
-    assert "Correct!" in capsys.readouterr().out
+    assert check_current_q(lambda nets, obs, action: list(right(nets, obs, action)))
+    assert capsys.readouterr().out.count("Correct!") == 2
 
 
-def test_rejects_q_values_without_gradient(capsys):
-    def no_grad(critic_nets, obs, action):
-        with torch.no_grad():
-            return right(critic_nets, obs, action)
-
-    assert not check_current_q(no_grad)
-    assert "carries no gradient" in capsys.readouterr().out
+def under_no_grad(critic_nets, obs, action):
+    with torch.no_grad():
+        return right(critic_nets, obs, action)
 
 
-def test_rejects_concatenating_the_batch_axis_and_flat_columns(capsys):
-    assert not check_current_q(lambda nets, obs, action: tuple(net(torch.cat([obs, action], dim=0)) for net in nets))
-    assert "dim=1" in capsys.readouterr().out
-    assert not check_current_q(lambda nets, obs, action: tuple(q.squeeze(1) for q in right(nets, obs, action)))
-    assert "do not squeeze" in capsys.readouterr().out
+def first_twice(critic_nets, obs, action):
+    x = torch.cat([obs, action], dim=1)
+    return tuple(critic_nets[0](x) for _ in critic_nets)
 
 
-def test_rejects_one_critic_twice_and_a_single_tensor(capsys):
-    def first_twice(critic_nets, obs, action):
-        x = torch.cat([obs, action], dim=1)
-        return tuple(critic_nets[0](x) for _ in critic_nets)
+def two_only(critic_nets, obs, action):
+    x = torch.cat([obs, action], dim=1)
+    return critic_nets[0](x), critic_nets[1](x)
 
-    assert not check_current_q(first_twice)
-    assert "another critic" in capsys.readouterr().out
-    assert not check_current_q(lambda nets, obs, action: right(nets, obs, action)[0])
-    assert "one tensor" in capsys.readouterr().out
+
+def copies(critic_nets, obs, action):
+    return right([copy.deepcopy(net) for net in critic_nets], obs, action)
+
+
+WRONG = {
+    under_no_grad: "carries no gradient",
+    lambda nets, obs, action: tuple(q.detach() for q in right(nets, obs, action)): "carries no gradient",
+    lambda nets, obs, action: tuple(net(torch.cat([obs, action], dim=0)) for net in nets): "dim=1",
+    lambda nets, obs, action: tuple(net(torch.cat([action, obs], dim=1)) for net in nets): "[a, s]",
+    lambda nets, obs, action: tuple(q.squeeze(1) for q in right(nets, obs, action)): "do not squeeze",
+    first_twice: "every Q-value comes from critic 1",
+    lambda nets, obs, action: right(nets, obs, action)[::-1]: "the wrong order",
+    two_only: "with 3 critics you returned 2 Q-values",
+    lambda nets, obs, action: torch.cat(right(nets, obs, action), dim=1): "side by side",
+    lambda nets, obs, action: torch.stack(right(nets, obs, action)): "stacked",
+    lambda nets, obs, action: right(nets, obs, action)[0]: "you returned one tensor",
+    copies: "does not reach critic_nets[0]'s weights",
+    lambda nets, obs, action: tuple(net(obs) for net in nets): "raised RuntimeError",
+}
+
+
+def test_names_each_wrong_answer(assert_rejected):
+    assert_rejected(check_current_q, WRONG)

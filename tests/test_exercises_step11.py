@@ -1,4 +1,4 @@
-"""The step 11 checker accepts the summed MSE and rejects the common wrong losses, in words."""
+"""The step 11 checker accepts the summed MSE and names each wrong loss a student writes."""
 
 import torch
 import torch.nn.functional as F
@@ -7,28 +7,138 @@ from td3_steps import critic_loss
 from td3_steps.exercises.step11 import check_critic_loss
 
 
+def summed(q_values, y):
+    return sum(F.mse_loss(q, y) for q in q_values)
+
+
+def flat_q(q_values, y):
+    return sum(F.mse_loss(q.squeeze(1), y) for q in q_values)
+
+
+def averaged(q_values, y):
+    return sum(F.mse_loss(q, y) for q in q_values) / len(q_values)
+
+
+def averaged_two(q_values, y):
+    q1, q2 = q_values
+    return (F.mse_loss(q1, y) + F.mse_loss(q2, y)) / 2
+
+
+def halved(q_values, y):
+    return 0.5 * sum(((q - y) ** 2).mean() for q in q_values)
+
+
+def negative(q_values, y):
+    return -sum(F.mse_loss(q, y) for q in q_values)
+
+
+def subtracted(q_values, y):
+    return F.mse_loss(q_values[0], y) - F.mse_loss(q_values[1], y)
+
+
+def critic_1_only(q_values, y):
+    return F.mse_loss(q_values[0], y)
+
+
+def two_critics_only(q_values, y):
+    return F.mse_loss(q_values[0], y) + F.mse_loss(q_values[1], y)
+
+
+def unpacks_two(q_values, y):
+    q1, q2 = q_values
+    return F.mse_loss(q1, y) + F.mse_loss(q2, y)
+
+
+def mse_of_mean(q_values, y):
+    return F.mse_loss(torch.stack(q_values).mean(0), y)
+
+
+def mse_of_min(q_values, y):
+    return F.mse_loss(torch.minimum(q_values[0], q_values[1]), y)
+
+
+def sum_over_batch(q_values, y):
+    return sum(F.mse_loss(q, y, reduction="sum") for q in q_values)
+
+
+def rmse(q_values, y):
+    return sum(torch.sqrt(F.mse_loss(q, y)) for q in q_values)
+
+
+def absolute(q_values, y):
+    return sum((q - y).abs().mean() for q in q_values)
+
+
+def huber(q_values, y):
+    return sum(F.smooth_l1_loss(q, y) for q in q_values)
+
+
+def critics_compared(q_values, y):
+    return F.mse_loss(q_values[0], y) + F.mse_loss(q_values[1], q_values[0])
+
+
+def as_float(q_values, y):
+    return sum(F.mse_loss(q, y) for q in q_values).item()
+
+
+def one_per_critic(q_values, y):
+    return torch.stack([F.mse_loss(q, y) for q in q_values])
+
+
+def per_transition(q_values, y):
+    return sum((q - y) ** 2 for q in q_values)
+
+
+def detached(q_values, y):
+    return sum(F.mse_loss(q.detach(), y) for q in q_values)
+
+
+def critic_2_detached(q_values, y):
+    return F.mse_loss(q_values[0], y) + sum(F.mse_loss(q.detach(), y) for q in q_values[1:])
+
+
+def raises(q_values, y):
+    return q_values.shape
+
+
 def test_accepts_the_sum_of_the_mses(capsys):
-    assert check_critic_loss(lambda qs, y: sum(F.mse_loss(q, y) for q in qs))
+    assert check_critic_loss(summed)
     assert check_critic_loss(critic_loss)
+    assert check_critic_loss(lambda qs, y: sum(((q - y) ** 2).mean() for q in qs))
     assert "Correct!" in capsys.readouterr().out
 
 
-def test_rejects_the_broadcast_bug(capsys):
-    assert not check_critic_loss(lambda qs, y: sum(((q.squeeze(1) - y) ** 2).mean() for q in qs))
-    assert "(B, B)" in capsys.readouterr().out
+def test_names_each_wrong_loss(assert_rejected):
+    assert_rejected(
+        check_critic_loss,
+        {
+            flat_q: "(B, B)",
+            averaged: "you averaged the critics' MSEs. With Adam that trains the same critics",
+            averaged_two: "you averaged",
+            halved: "half the sum",
+            negative: "wrong sign",
+            subtracted: "you subtracted",
+            critic_1_only: "only critic 1",
+            two_critics_only: "first two critics only",
+            unpacks_two: "any number of critics",
+            mse_of_mean: "critics' average",
+            mse_of_min: "step 8",
+            sum_over_batch: "MEAN",
+            rmse: "square root",
+            absolute: "absolute error",
+            huber: "Huber",
+            critics_compared: "compared critic 2 with critic 1",
+            as_float: "no .item()",
+            one_per_critic: "one MSE per critic",
+            per_transition: "one error per transition",
+            detached: "no gradient",
+            critic_2_detached: "no gradient reaches Q_2",
+            raises: "raised AttributeError",
+        },
+    )
 
 
-def test_rejects_the_average_and_critic_1_alone(capsys):
-    assert not check_critic_loss(lambda qs, y: sum(F.mse_loss(q, y) for q in qs) / len(qs))
-    assert "SUM" in capsys.readouterr().out
-    assert not check_critic_loss(lambda qs, y: F.mse_loss(qs[0], y))
-    assert "only critic 1" in capsys.readouterr().out
-
-
-def test_rejects_the_minimum_a_float_and_a_sum_over_the_batch(capsys):
-    assert not check_critic_loss(lambda qs, y: F.mse_loss(torch.minimum(qs[0], qs[1]), y))
-    assert "step 8" in capsys.readouterr().out
-    assert not check_critic_loss(lambda qs, y: sum(F.mse_loss(q, y) for q in qs).item())
-    assert "no .item()" in capsys.readouterr().out
-    assert not check_critic_loss(lambda qs, y: sum(F.mse_loss(q, y, reduction="sum") for q in qs))
-    assert "MEAN" in capsys.readouterr().out
+def test_the_average_reply_tells_the_truth_about_adam_and_sgd(capsys):
+    check_critic_loss(averaged)
+    out = capsys.readouterr().out
+    assert "SUM" in out and "with SGD the average would halve every step" in out

@@ -1,12 +1,17 @@
-"""The checker of notebook 12 accepts a correct critic update and rejects the common wrong ones."""
+"""The checker of notebook 12 accepts a correct critic update and names each wrong one a student writes."""
 
+import torch
 import torch.nn.functional as F
 
 from td3_steps.exercises.step12 import check_update_critics
 
 
+def loss_of(critics, obs, action, y):
+    return sum(F.mse_loss(q, y) for q in critics(obs, action))
+
+
 def correct(critics, optimizer, obs, action, y):
-    loss = sum(F.mse_loss(q, y) for q in critics(obs, action))
+    loss = loss_of(critics, obs, action, y)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
@@ -14,9 +19,24 @@ def correct(critics, optimizer, obs, action, y):
 
 
 def no_zero_grad(critics, optimizer, obs, action, y):
-    loss = sum(F.mse_loss(q, y) for q in critics(obs, action))
+    loss = loss_of(critics, obs, action, y)
     loss.backward()
     optimizer.step()
+    return loss.item()
+
+
+def zero_grad_after_backward(critics, optimizer, obs, action, y):
+    loss = loss_of(critics, obs, action, y)
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item()
+
+
+def no_step(critics, optimizer, obs, action, y):
+    loss = loss_of(critics, obs, action, y)
+    optimizer.zero_grad()
+    loss.backward()
     return loss.item()
 
 
@@ -36,8 +56,38 @@ def flat_target(critics, optimizer, obs, action, y):
     return loss.item()
 
 
+def new_optimizer(critics, optimizer, obs, action, y):
+    optimizer = torch.optim.Adam(critics.parameters(), lr=1e-2)
+    return correct(critics, optimizer, obs, action, y)
+
+
+def sgd(critics, optimizer, obs, action, y):
+    return correct(critics, torch.optim.SGD(critics.parameters(), lr=1e-2), obs, action, y)
+
+
+def gradient_ascent(critics, optimizer, obs, action, y):
+    loss = loss_of(critics, obs, action, y)
+    optimizer.zero_grad()
+    (-loss).backward()
+    optimizer.step()
+    return loss.item()
+
+
 def mean_of_losses(critics, optimizer, obs, action, y):
     return correct(critics, optimizer, obs, action, y) / 2
+
+
+def loss_after_step(critics, optimizer, obs, action, y):
+    correct(critics, optimizer, obs, action, y)
+    return loss_of(critics, obs, action, y).item()
+
+
+def returns_tensor(critics, optimizer, obs, action, y):
+    loss = loss_of(critics, obs, action, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss
 
 
 def placeholder(critics, optimizer, obs, action, y):
@@ -53,14 +103,21 @@ def test_accepts_correct(capsys):
     assert "Correct!" in capsys.readouterr().out
 
 
-def test_rejects_wrong_ones_in_words(assert_rejected):
+def test_names_each_wrong_one(assert_rejected):
     assert_rejected(
         check_update_critics,
         {
-            no_zero_grad: "zero_grad",
+            no_zero_grad: "call optimizer.zero_grad() before",
+            zero_grad_after_backward: "zero_grad between backward and step erases the gradients",
+            no_step: "did not move",
             critic_1_only: "critic 2 did not move",
             flat_target: "(B, B)",
+            new_optimizer: "new optimizer",
+            sgd: "plain SGD",
+            gradient_ascent: "up the loss",
             mean_of_losses: "their sum",
+            loss_after_step: "after the step",
+            returns_tensor: "loss.item()",
             placeholder: "did not move",
             raises: "raised RuntimeError",
         },

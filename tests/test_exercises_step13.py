@@ -1,53 +1,141 @@
-"""The checker of notebook 13 accepts the actor loss -mean Q1(s, pi(s)) and rejects the common wrong ones."""
+"""The step 13 checker accepts the delayed actor step and names each wrong one a student writes."""
 
 import torch
 
-from td3_steps.exercises.step13 import check_actor_loss
+from td3_steps import actor_update, policy_update_due
+from td3_steps.exercises.step13 import check_delayed_actor
 
 
-def correct(actor, critics, obs):
-    return -critics.members[0](obs, actor(obs)).mean()
+def with_the_package(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if policy_update_due(critic_updates, d):
+        return actor_update(actor, critics, obs, optimizer)
+    return None
 
 
-def flipped_sign(actor, critics, obs):
-    return critics.members[0](obs, actor(obs)).mean()
-
-
-def uses_min(actor, critics, obs):
+def actor_step(actor, critics, obs, optimizer, loss_of=lambda q1, q2: -q1.mean(), freeze=True, unfreeze=True):
+    """One actor step on loss_of(Q1, Q2) of the actor's own actions; the knobs make the wrong variants."""
+    if freeze:
+        critics.requires_grad_(False)
     q1, q2 = critics(obs, actor(obs))
-    return -torch.minimum(q1, q2).mean()
+    loss = loss_of(q1, q2)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if freeze and unfreeze:
+        critics.requires_grad_(True)
+    return loss.detach()
 
 
-def uses_critic_2(actor, critics, obs):
-    return -critics.members[1](obs, actor(obs)).mean()
+def by_hand(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d != 0:
+        return None
+    return actor_step(actor, critics, obs, optimizer)
 
 
-def detached_action(actor, critics, obs):
-    return -critics.members[0](obs, actor(obs).detach()).mean()
+def scheduled(due, **step_options):
+    """An answer with schedule `due(env_step, critic_updates, d)` and the actor step of `step_options`."""
+
+    def answer(env_step, critic_updates, d, actor, critics, obs, optimizer):
+        if due(env_step, critic_updates, d):
+            return actor_step(actor, critics, obs, optimizer, **step_options)
+        return None
+
+    return answer
 
 
-def no_mean(actor, critics, obs):
-    return -critics.members[0](obs, actor(obs))
+def right_schedule(env_step, k, d):
+    return k % d == 0
 
 
-def placeholder(actor, critics, obs):
-    return torch.tensor(0.0)
+def placeholder(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    return None
 
 
-def test_accepts_correct(capsys):
-    assert check_actor_loss(correct)
+def detached_action(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        loss = -critics.q1(obs, actor(obs).detach()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+
+def under_no_grad(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        with torch.no_grad():
+            loss = -critics.q1(obs, actor(obs)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+
+def returns_nothing(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        actor_step(actor, critics, obs, optimizer)
+
+
+def returns_loss_after_the_step(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        actor_step(actor, critics, obs, optimizer)
+        with torch.no_grad():
+            return -critics.q1(obs, actor(obs)).mean()
+
+
+def gradients_accumulate(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        critics.requires_grad_(False)
+        loss = -critics.q1(obs, actor(obs)).mean()
+        loss.backward()  # no optimizer.zero_grad(): the gradients of every step add up
+        optimizer.step()
+        critics.requires_grad_(True)
+        return loss.detach()
+
+
+def test_accepts_the_delayed_actor_step(capsys):
+    assert check_delayed_actor(with_the_package)
+    assert check_delayed_actor(by_hand)
     assert "Correct!" in capsys.readouterr().out
 
 
-def test_rejects_wrong_ones_in_words(assert_rejected):
+def test_names_each_wrong_schedule(assert_rejected):
     assert_rejected(
-        check_actor_loss,
+        check_delayed_actor,
         {
-            flipped_sign: "sign",
-            uses_min: "min(Q1, Q2)",
-            uses_critic_2: "critic 2",
-            detached_action: "gradient",
-            no_mean: "shape (32, 1)",
-            placeholder: "expected",
+            placeholder: "the actor never moved",
+            scheduled(lambda step, k, d: step % d == 0): "you counted environment steps",
+            scheduled(lambda step, k, d: True): "moved at every critic update",
+            scheduled(lambda step, k, d: k % 2 == 0): "not a fixed 2",
+            scheduled(lambda step, k, d: (k - 1) % d == 0): "off by one: your actor moves after critic updates 1,",
+            scheduled(lambda step, k, d: (k + 1) % d == 0): "off by one: your actor moves after critic updates d - 1",
+            scheduled(lambda step, k, d: k % d != 0): "inverted",
+            scheduled(lambda step, k, d: k in (2, 5)): "with d = 2 the actor moved after critic updates 2, 5;",
         },
     )
+
+
+def test_names_each_wrong_actor_step(assert_rejected):
+    assert_rejected(
+        check_delayed_actor,
+        {
+            scheduled(right_schedule, loss_of=lambda q1, q2: q1.mean()): "the sign is flipped",
+            scheduled(right_schedule, loss_of=lambda q1, q2: -q2.mean()): "you used critic 2",
+            scheduled(right_schedule, loss_of=lambda q1, q2: -torch.minimum(q1, q2).mean()): "min(Q1, Q2)",
+            scheduled(right_schedule, loss_of=lambda q1, q2: -(q1 + q2).mean() / 2): "averaged the two critics",
+            scheduled(right_schedule, loss_of=lambda q1, q2: -q1.sum()): "you summed over the batch",
+            scheduled(right_schedule, freeze=False): "the critics were not frozen",
+            scheduled(right_schedule, unfreeze=False): "still frozen",
+            detached_action: "no gradient reached its weights",
+            under_no_grad: "No gradient reaches the actor",
+            returns_nothing: "returned None",
+            returns_loss_after_the_step: "computed after the step",
+            gradients_accumulate: "optimizer.zero_grad()",
+        },
+    )
+
+
+def test_the_summed_loss_reply_tells_the_truth_about_adam(capsys):
+    check_delayed_actor(scheduled(right_schedule, loss_of=lambda q1, q2: -q1.sum()))
+    out = capsys.readouterr().out
+    assert "With Adam the step would be almost the same" in out and "with plain SGD so would the step" in out
+    assert "step size grows with the batch size" not in out

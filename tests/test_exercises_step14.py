@@ -1,4 +1,4 @@
-"""The checker of notebook 14 accepts a correct Polyak update and rejects the common wrong ones."""
+"""The checker of notebook 14 accepts a correct Polyak update and names each wrong one a student writes."""
 
 import torch
 
@@ -9,6 +9,12 @@ def correct(online, target, tau):
     with torch.no_grad():
         for p, p_target in zip(online.parameters(), target.parameters()):
             p_target.mul_(1 - tau).add_(tau * p)
+
+
+def correct_with_copy(online, target, tau):
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p_target.copy_(tau * p + (1 - tau) * p_target)
 
 
 def common_error(online, target, tau):
@@ -23,6 +29,34 @@ def swapped(online, target, tau):
             p_target.copy_((1 - tau) * p + tau * p_target)
 
 
+def hard_copy(online, target, tau):
+    target.load_state_dict(online.state_dict())
+
+
+def unscaled_target(online, target, tau):
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p_target.add_(tau * p)
+
+
+def missing_online_term(online, target, tau):
+    with torch.no_grad():
+        for p_target in target.parameters():
+            p_target.mul_(1 - tau)
+
+
+def wrong_sign(online, target, tau):
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p_target.sub_(tau * (p - p_target))
+
+
+def online_twice(online, target, tau):
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p_target.copy_(tau * p + (1 - tau) * p)
+
+
 def not_in_place(online, target, tau):
     for p, p_target in zip(online.parameters(), target.parameters()):
         p_target = tau * p + (1 - tau) * p_target  # rebinds the name only: the wrong answer under test
@@ -34,18 +68,53 @@ def first_layer_only(online, target, tau):
         p_target.mul_(1 - tau).add_(tau * p)
 
 
+def moves_the_online_network(online, target, tau):
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p.mul_(1 - tau).add_(tau * p_target)
+
+
+def aliases_the_online_network(online, target, tau):
+    for p, p_target in zip(online.parameters(), target.parameters()):
+        p_target.data = p.data
+
+
+def without_no_grad(online, target, tau):
+    for p, p_target in zip(online.parameters(), target.parameters()):
+        p_target.mul_(1 - tau).add_(tau * p)
+
+
+def placeholder(online, target, tau):
+    pass
+
+
+def raises(online, target, tau):
+    raise KeyError("weight")
+
+
 def test_accepts_correct(capsys):
     assert check_soft_update(correct)
+    assert check_soft_update(correct_with_copy)
     assert "Correct!" in capsys.readouterr().out
 
 
-def test_rejects_wrong_ones_in_words(assert_rejected):
+def test_names_each_wrong_one(assert_rejected):
     assert_rejected(
         check_soft_update,
         {
             common_error: "1 - tau * theta'",
             swapped: "swapped",
+            hard_copy: "hard copy",
+            unscaled_target: "not scaled",
+            missing_online_term: "online term is missing",
+            wrong_sign: "moved away",
+            online_twice: "theta in both terms",
             not_in_place: "did not change",
             first_layer_only: "parameter tensors moved",
+            moves_the_online_network: "changed the online network",
+            aliases_the_online_network: "shares its tensors",
+            without_no_grad: "torch.no_grad()",
+            placeholder: "did not change",
+            raises: "raised KeyError",
         },
     )

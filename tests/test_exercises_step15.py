@@ -1,4 +1,6 @@
-"""The checker of notebook 15 accepts a whole TD3 iteration and rejects misplaced steps 13 to 15."""
+"""The checker of notebook 15 accepts a whole TD3 iteration and names each misplaced step 13 to 15."""
+
+import copy
 
 import torch
 
@@ -23,13 +25,9 @@ def steps_4_to_12(agent):
     batch = agent.memory.sample(c.batch_size, agent.update_rng)
     with torch.no_grad():
         next_action = target_action(agent.actor_target, batch.next_obs)
+        low, high = agent.action_low, agent.action_high
         next_action = smooth_target_action(
-            next_action,
-            agent.action_low,
-            agent.action_high,
-            c.target_policy_noise,
-            c.target_noise_clip,
-            agent.update_rng,
+            next_action, low, high, c.target_policy_noise, c.target_noise_clip, agent.update_rng
         )
         next_q = clipped_double_q(target_q_values(agent.critic_targets, batch.next_obs, next_action))
         y = bellman_target(batch.reward, batch.terminated, next_q, c.gamma)
@@ -38,9 +36,13 @@ def steps_4_to_12(agent):
     return batch
 
 
+def delayed(agent):
+    return policy_update_due(agent.critic_updates, agent.config.policy_delay)
+
+
 def correct(agent):
     batch = steps_4_to_12(agent)
-    if policy_update_due(agent.critic_updates, agent.config.policy_delay):
+    if delayed(agent):
         actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
         polyak_update(agent.actor, agent.actor_target, agent.config.tau)
         polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
@@ -60,7 +62,7 @@ def counts_env_steps(agent):
 
 def forgets_critic_targets(agent):
     batch = steps_4_to_12(agent)
-    if policy_update_due(agent.critic_updates, agent.config.policy_delay):
+    if delayed(agent):
         actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
         polyak_update(agent.actor, agent.actor_target, agent.config.tau)
 
@@ -68,14 +70,14 @@ def forgets_critic_targets(agent):
 def critic_targets_every_iteration(agent):
     batch = steps_4_to_12(agent)
     polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
-    if policy_update_due(agent.critic_updates, agent.config.policy_delay):
+    if delayed(agent):
         actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
         polyak_update(agent.actor, agent.actor_target, agent.config.tau)
 
 
 def target_before_actor(agent):
     batch = steps_4_to_12(agent)
-    if policy_update_due(agent.critic_updates, agent.config.policy_delay):
+    if delayed(agent):
         polyak_update(agent.actor, agent.actor_target, agent.config.tau)
         actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
         polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
@@ -83,10 +85,78 @@ def target_before_actor(agent):
 
 def fixed_tau(agent):
     batch = steps_4_to_12(agent)
-    if policy_update_due(agent.critic_updates, agent.config.policy_delay):
+    if delayed(agent):
         actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
         polyak_update(agent.actor, agent.actor_target, 0.005)
         polyak_update(agent.critics, agent.critic_targets, 0.005)
+
+
+def one_minus_tau(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, 1 - agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, 1 - agent.config.tau)
+
+
+def hard_copies(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        agent.actor_target.load_state_dict(agent.actor.state_dict())
+        agent.critic_targets.load_state_dict(agent.critics.state_dict())
+
+
+def fresh_deep_copies(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        agent.actor_target = copy.deepcopy(agent.actor)
+        agent.critic_targets = copy.deepcopy(agent.critics)
+
+
+def aliased_targets(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        agent.actor_target = agent.actor
+        agent.critic_targets = agent.critics
+
+
+def wrong_optimizer(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.critic_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def swapped_arguments(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critic_targets, agent.critics, agent.config.tau)
+
+
+def actor_every_iteration(agent):
+    batch = steps_4_to_12(agent)
+    actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+    if delayed(agent):
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def wrong_pair(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.critics, agent.actor_target, agent.config.tau)
+
+
+def counts_twice(agent):
+    correct(agent)
+    agent.critic_updates += 1
 
 
 def test_accepts_correct(capsys):
@@ -94,7 +164,7 @@ def test_accepts_correct(capsys):
     assert "Correct!" in capsys.readouterr().out
 
 
-def test_rejects_wrong_ones_in_words(assert_rejected):
+def test_names_each_misplaced_step(assert_rejected):
     assert_rejected(
         check_td3_iteration,
         {
@@ -103,6 +173,15 @@ def test_rejects_wrong_ones_in_words(assert_rejected):
             forgets_critic_targets: "agent.critic_targets did not move",
             critic_targets_every_iteration: "which is not a delayed one",
             target_before_actor: "update the actor first",
-            fixed_tau: "tau is 0.5 here",
+            fixed_tau: "tau is 0.4 here",
+            one_minus_tau: "moved 1 - tau of the way",
+            hard_copies: "hard copy",
+            fresh_deep_copies: "hard copy",
+            aliased_targets: "shares its tensors",
+            wrong_optimizer: "taken by agent.actor_optimizer",
+            swapped_arguments: "moves its SECOND argument",
+            actor_every_iteration: "the actor moved at iteration 1",
+            wrong_pair: "raised ValueError",
+            counts_twice: "add 1 once per iteration",
         },
     )

@@ -1,23 +1,92 @@
-"""The pipeline figures in assets/pipeline are exactly what scripts/make_pipeline_figures.py draws."""
+"""The pipeline picture every notebook shows (td3_steps.pipeline, through course.show_pipeline):
+well-formed, the same on every call, small, readable when projected, and the README's copy current."""
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from scripts.make_pipeline_figures import DEFAULT_OUT, write_all
+import pytest
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import TextPath
 
-EXPECTED = [f"step{n:02d}.svg" for n in range(1, 16)] + ["overview.svg"]
+from td3_steps import course
+from td3_steps.pipeline import BOX_H, BOX_W, BOXES, HIGHLIGHT_FILL, STAGES, WIDTH, box_origin, pipeline_svg
+
+ROOT = Path(__file__).resolve().parent.parent
+SVG = "{http://www.w3.org/2000/svg}"
+STEPS = [*range(1, 16), None]
 
 
-def test_committed_figures_match_the_script(tmp_path: Path):
-    written = write_all(tmp_path)
-    assert sorted(p.name for p in written) == sorted(EXPECTED)
-    stale = [name for name in EXPECTED if (tmp_path / name).read_bytes() != (DEFAULT_OUT / name).read_bytes()]
-    assert not stale, f"assets/pipeline is out of date for {stale}: run python scripts/make_pipeline_figures.py"
+def _width(text: str, size: float, bold: bool = False) -> float:
+    """The width in px of `text` in DejaVu Sans, wider than the usual sans-serif fonts."""
+    font = FontProperties(family="DejaVu Sans", weight="bold" if bold else "normal")
+    return TextPath((0, 0), text, size=size, prop=font).get_extents().width
 
 
-def test_figures_are_small_and_reproducible(tmp_path: Path):
-    write_all(tmp_path / "a")
-    write_all(tmp_path / "b")
-    for name in EXPECTED:
-        data = (tmp_path / "a" / name).read_bytes()
-        assert data == (tmp_path / "b" / name).read_bytes(), name
-        assert len(data) < 80_000, f"{name} is {len(data)} bytes"
+@pytest.mark.parametrize("step", STEPS)
+def test_picture_is_small_reproducible_svg(step):
+    svg = pipeline_svg(step)
+    assert svg == pipeline_svg(step), "the same bytes on every call (nbval compares the output)"
+    assert len(svg.encode()) < 80_000
+    root = ET.fromstring(svg)
+    assert root.tag == f"{SVG}svg" and root.get("width") == str(WIDTH)
+    fills = [r.get("fill") for r in root.iter(f"{SVG}rect")]
+    assert fills.count(HIGHLIGHT_FILL) == (0 if step is None else 1), "only the step's box is highlighted"
+    heading = root.find(f"{SVG}title").text
+    if step is not None:
+        assert f"step {step}, {' '.join(BOXES[step][0])}" in heading
+
+
+def test_text_is_readable_when_projected():
+    """At the picture's own width (1000 px) box titles are >= 15 pt (20 px), formulas >= 13.5 pt."""
+    root = ET.fromstring(pipeline_svg(8))
+    sizes = {}
+    for text in root.iter(f"{SVG}text"):
+        sizes[text.text] = float(text.get("font-size"))
+    for titles, formulas in BOXES.values():
+        assert all(sizes[line] >= 20 for line in titles), titles
+        assert all(sizes[line] >= 18 for line in formulas), formulas
+    assert min(sizes.values()) >= 16, "legend and step numbers too"
+
+
+@pytest.mark.parametrize("step", BOXES)
+def test_every_line_fits_its_box(step):
+    titles, formulas = BOXES[step]
+    for line in titles:
+        assert _width(line, 20, bold=True) <= BOX_W - 8, f"step {step}: {line!r} is wider than its box"
+    for line in formulas:
+        assert _width(line, 18) <= BOX_W - 8, f"step {step}: {line!r} is wider than its box"
+    lines = len(titles) * 23 + 6 + len(formulas) * 21
+    assert lines <= BOX_H - 16, f"step {step}: too many lines for the box"
+
+
+def test_boxes_and_legend_do_not_overlap():
+    origins = sorted(box_origin(step) for step in BOXES)
+    assert len(set(origins)) == 15
+    assert all(0 <= x and x + BOX_W <= WIDTH for x, _ in origins)
+    legend = [(x, x + 26 + _width(label, 16)) for _, _, label, x, _, _ in STAGES]
+    assert all(end + 8 <= start for (_, end), (start, _) in zip(legend, legend[1:])), legend
+    assert legend[-1][1] <= WIDTH
+
+
+def test_bad_step_is_refused_with_the_range():
+    for bad in (0, 16, "8", True):
+        with pytest.raises(ValueError, match="1-15"):
+            pipeline_svg(bad)
+
+
+def test_show_pipeline_displays_the_svg(monkeypatch):
+    import IPython.display  # noqa: PLC0415
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    course.show_pipeline(11)
+    (picture,) = shown
+    svg = picture._repr_svg_()
+    assert svg.startswith("<svg") and "step 11, Critic loss" in svg
+
+
+def test_readme_overview_is_current():
+    """assets/pipeline/overview.svg, shown by the README, is the package's overview (scripts/sync_course.py)."""
+    committed = (ROOT / "assets" / "pipeline" / "overview.svg").read_text()
+    assert committed == pipeline_svg(), "run: python scripts/sync_course.py"
+    assert sorted(p.name for p in (ROOT / "assets" / "pipeline").iterdir()) == ["overview.svg"], "no stale copies"

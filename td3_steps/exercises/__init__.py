@@ -1,12 +1,34 @@
-"""Checkers for the notebooks' "Your turn" exercises.
+"""Checkers for the notebooks' "Your turn" exercises, and the toolkit they share.
 
 Each checker takes the student's answer, prints what is right or, in words, what is wrong,
-and returns True or False. A notebook's TODO cell runs without error even when unsolved,
-so the checker explains instead of raising; the notebook's solution cell asserts it passes.
-Checkers live in one module per notebook (step01.py ... step15.py).
+and returns True or False. The notebook's exercise cell (tagged `exercise`) runs without error
+even when untouched, and its check cell (tagged `check`) then prints "Not yet: ...", so the
+checker explains instead of raising. Checkers live in one module per notebook (step01.py ...
+step15.py); each holds only its step's cases and its table of known mistakes, and uses:
+
+- `run_safely(fn, *args, what=...)`: call the student's function; an exception becomes a sentence.
+- `snapshot(module)` and `changed(before, module)`: which parameters a function changed.
+- `close(answer, expected, tol)`: equal within a tolerance, shapes included.
+- `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer.
+- `report(problems, success)`: print the verdict, "Not yet:" and each problem, or "Correct! ...".
+
+A typical checker::
+
+    MISTAKES = [Mistake(mean_of_mses, "you averaged the critics' MSEs: the loss is their SUM"), ...]
+    loss, problem = run_safely(fn, q_values, y, what="my_loss(q_values, y)")
+    if problem is None and not close(loss, expected):
+        problem = match_mistake(loss, MISTAKES) or f"the loss is {float(loss):.4f}, expected {expected:.4f}"
+    return report([problem] if problem else [], "L = MSE(Q_1, y) + MSE(Q_2, y).")
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
 
 
 def report(problems: list[str], success: str) -> bool:
@@ -18,3 +40,88 @@ def report(problems: list[str], success: str) -> bool:
         return False
     print(f"Correct! {success}")
     return True
+
+
+def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[Any, str | None]:
+    """Call `fn(*args)`: (its result, None), or (None, a sentence saying what it raised).
+
+    `what` names the call in the sentence, e.g. "my_loss(q_values, y)". An exercise left as
+    `raise NotImplementedError` is reported as not written yet.
+    """
+    try:
+        return fn(*args), None
+    except NotImplementedError:
+        return None, f"{what} is not written yet: replace the TODO (the `raise NotImplementedError`) with your code"
+    except Exception as error:  # the student's code may fail in any way: say how, in a sentence
+        return None, f"{what} raised {type(error).__name__}: {error}"
+
+
+def snapshot(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """A copy of every parameter of `module`, by name, to compare with later (see `changed`)."""
+    return {name: p.detach().clone() for name, p in module.named_parameters()}
+
+
+def changed(before: dict[str, torch.Tensor], module: torch.nn.Module) -> list[str]:
+    """The names of `module`'s parameters that differ from `before` (a `snapshot`), in order."""
+    now = dict(module.named_parameters())
+    if set(now) != set(before):
+        raise ValueError("changed() compares a module with a snapshot of the same module: take snapshot(module) first")
+    return [name for name, p in now.items() if not torch.equal(p.detach(), before[name])]
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer and what to tell the student who gives it.
+
+    `wrong` is the value that mistake produces on the checker's case (a number, a tensor, or a
+    tuple of them), or a predicate `wrong(answer) -> bool` that recognises it.
+    """
+
+    wrong: Any
+    message: str
+
+
+def close(answer: Any, expected: Any, tol: float = 1e-4) -> bool:
+    """Whether `answer` equals `expected` within `tol` (relative, or absolute below 1), shapes included.
+
+    `expected` is a number (a one-element tensor answer counts), a tensor (same shape, no
+    broadcasting: a (B,) answer is not a (B, 1) one), a tuple or list of them, or any other
+    value, compared with == (a bool, a string, None).
+    """
+    if isinstance(expected, (tuple, list)):
+        return (
+            isinstance(answer, Sequence)
+            and len(answer) == len(expected)
+            and all(close(a, w, tol) for a, w in zip(answer, expected))
+        )
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(answer, torch.Tensor) or answer.shape != expected.shape:
+            return False
+        return bool(torch.allclose(answer.detach().double(), expected.detach().double(), rtol=tol, atol=tol))
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        if isinstance(answer, torch.Tensor):
+            if answer.numel() != 1:
+                return False
+            answer = answer.item()
+        if not isinstance(answer, (int, float)) or isinstance(answer, bool):
+            return False
+        return math.isclose(answer, expected, rel_tol=tol, abs_tol=tol)
+    return type(answer) is type(expected) and answer == expected
+
+
+def match_mistake(answer: Any, mistakes: Sequence[Mistake], tol: float = 1e-4) -> str | None:
+    """The message of the first mistake in `mistakes` that `answer` matches, or None.
+
+    A value matches within `tol` (relative, or absolute for values below 1) and with the same
+    shape; a predicate matches when it returns True (a predicate that raises does not match).
+    """
+    for mistake in mistakes:
+        if callable(mistake.wrong):
+            try:
+                if mistake.wrong(answer):
+                    return mistake.message
+            except Exception:  # a predicate written for another kind of answer: not this mistake
+                continue
+        elif close(answer, mistake.wrong, tol):
+            return mistake.message
+    return None

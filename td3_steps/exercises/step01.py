@@ -1,17 +1,29 @@
-"""Checker for notebooks/01_replay_memory.ipynb: adding a transition to a ring buffer.
+"""Checker for notebooks/01_replay_memory.ipynb: `add` for a ring buffer held in a dict.
 
 The student writes `add(memory, obs, action, reward, next_obs, terminated, truncated)`, where
-`memory` is the dict that `new_memory(capacity, obs_dim, action_dim)` returns: preallocated
-float32 tensors ("obs", "action", "reward", "next_obs", "terminated", "truncated"; rewards and
-flags shaped (capacity, 1)) and the integers "position", "size" and "capacity".
+`memory` is what `new_memory(capacity, obs_dim, action_dim)` returns: preallocated float32
+tensors ("obs", "action", "reward", "next_obs", "terminated", "truncated"; rewards and flags
+shaped (capacity, 1)) and the integers "position", "size" and "capacity".
+
+The case: transitions 0 to 4 into a memory of 3 slots, so the ring wraps; transition 1 is
+truncated (a time limit), transition 3 terminated. Every number of transition t is built from
+t, so the checker can tell which transition each slot holds. It records what the student's add
+did after each call (position, size, slots, fields, flags) and compares each part with the
+right one; each part has its table of the wrong answers students give.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
-from . import report
+from . import Mistake, match_mistake, report, run_safely
 
+CAPACITY, OBS_DIM, ACTION_DIM = 3, 2, 1
+ADDS = 5  # transitions 0 to 4 into 3 slots
+TRUNCATED, TERMINATED = 1, 3  # transition 1 hits a time limit, transition 3 a terminal state
+EMPTY = -1  # a slot that holds no transition yet
 FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 
 
@@ -23,119 +35,271 @@ def new_memory(capacity: int, obs_dim: int, action_dim: int) -> dict:
     return memory
 
 
-def _transition(t: int, terminated: bool = False, truncated: bool = False) -> tuple:
-    """Transition number t, easy to recognise: every number in it is built from t."""
-    obs = [float(t), 10.0 + t]
-    action = [-float(t)]
-    return obs, action, 100.0 + t, [float(t + 1), 11.0 + t], terminated, truncated
+def transition(t: int) -> tuple:
+    """Transition t, recognisable in every field; its next_obs is transition t + 1's obs."""
+    obs, next_obs = [float(t), 10.0 + t], [t + 1.0, 11.0 + t]
+    return obs, [20.0 + t], 30.0 + t, next_obs, t == TERMINATED, t == TRUNCATED
 
 
-def _expected_slots(transitions: list[tuple], capacity: int) -> dict[int, int]:
-    """Which transition (by number) each slot must hold after adding them all in order."""
-    return {i % capacity: i for i in range(len(transitions))}
+# What the right add gives after each of the five adds.
+RIGHT_POSITIONS = (1, 2, 0, 1, 2)
+RIGHT_SIZES = (1, 2, 3, 3, 3)
+RIGHT_SLOTS = ((0, EMPTY, EMPTY), (0, 1, EMPTY), (0, 1, 2), (3, 1, 2), (3, 4, 2))
+RIGHT_TERMINATED = tuple(int(t == TERMINATED) for t in range(ADDS))  # the flag stored with each transition
+RIGHT_TRUNCATED = tuple(int(t == TRUNCATED) for t in range(ADDS))
+WRAP = "memory['position'] = (i + 1) % memory['capacity']"
+
+POSITION_MISTAKES = [
+    Mistake(
+        lambda positions: set(positions) == {0},
+        "position never moves: after storing at slot i, write the next slot back into the dict,"
+        f" {WRAP} (changing a local variable such as i is not enough)",
+    ),
+    Mistake(
+        lambda positions: max(positions) >= CAPACITY,
+        f"position ran past the last slot (slots are 0 to {CAPACITY - 1}): wrap it, {WRAP}",
+    ),
+    Mistake(
+        (1, 0, 1, 0, 1),
+        "position wraps one slot too early, so the last slot is never written:"
+        f" (i + 1) % capacity, not % (capacity - 1); {WRAP}",
+    ),
+    Mistake(
+        (1, 2, 0, 0, 0),
+        "position stops at 0 once the memory is full: it keeps going round, so that each new"
+        f" transition overwrites the oldest; {WRAP}",
+    ),
+]
+
+SIZE_MISTAKES = [
+    Mistake(
+        lambda sizes: set(sizes) == {0},
+        "size never counts: after each add, memory['size'] = min(memory['size'] + 1, memory['capacity'])",
+    ),
+    Mistake(
+        lambda sizes: max(sizes) > CAPACITY,
+        f"size grew past the capacity ({CAPACITY}): size counts the stored transitions and can never exceed"
+        " the capacity, min(size + 1, capacity)",
+    ),
+    Mistake(
+        RIGHT_POSITIONS,
+        "size went back to 0 with position at the wrap: size counts the stored transitions, which stay"
+        " at capacity once the memory is full, min(size + 1, capacity)",
+    ),
+    Mistake(
+        (1, 2, 2, 2, 2),
+        "size stops one short of the capacity: min(size + 1, capacity), not capacity - 1",
+    ),
+]
+
+SLOT_MISTAKES = [
+    Mistake(
+        (0, 1, 2),
+        "the memory stopped storing once it was full: a ring buffer overwrites its oldest transition"
+        " (at position) with each new one",
+    ),
+    Mistake(
+        (0, 1, 4),
+        "once full, each new transition overwrote the newest (the last slot): write at"
+        " memory['position'], which wraps round to the oldest",
+    ),
+]
+
+
+class Flags(NamedTuple):
+    """The terminated and truncated flags stored with each transition 0 to 4 (1 or 0)."""
+
+    terminated: tuple
+    truncated: tuple
+
+
+SWAPPED = Flags(RIGHT_TRUNCATED, RIGHT_TERMINATED)
+TERMINATED_MISTAKES = [
+    Mistake(
+        lambda flags: flags == SWAPPED,
+        "terminated and truncated are swapped: store terminated in memory['terminated'] and truncated"
+        " in memory['truncated']",
+    ),
+    Mistake(
+        lambda flags: flags.terminated == tuple(a | b for a, b in zip(RIGHT_TERMINATED, RIGHT_TRUNCATED)),
+        f"transition {TRUNCATED} was truncated (a time limit) but you stored terminated = 1: that is"
+        " done = terminated or truncated. Store the two flags apart: a time limit is not a terminal"
+        " state, so the target must still bootstrap from s'",
+    ),
+    Mistake(
+        lambda flags: flags.terminated == tuple(1 - d for d in RIGHT_TERMINATED),
+        "memory['terminated'] holds 1 - terminated (a 'not done' mask): store the flag itself,"
+        " 1.0 for a terminal transition; step 9 computes the (1 - terminated) factor",
+    ),
+    Mistake(
+        lambda flags: set(flags.terminated) == {0},
+        f"transition {TERMINATED} was terminated but memory['terminated'] stayed 0: store it,"
+        " memory['terminated'][i] = float(terminated)",
+    ),
+]
+TRUNCATED_MISTAKES = [
+    Mistake(
+        lambda flags: set(flags.truncated) == {0},
+        f"transition {TRUNCATED} was truncated but memory['truncated'] stayed 0: store it too,"
+        " memory['truncated'][i] = float(truncated)",
+    ),
+]
+
+
+def _which(memory: dict, slot: int) -> int | None:
+    """The transition slot `slot` holds, read from its reward, action or obs; EMPTY, or None if unknown."""
+    for name, first in (("reward", 30.0), ("action", 20.0), ("obs", 0.0)):
+        value = float(memory[name][slot, 0])
+        t = value - first
+        if t == int(t) and 0 <= t < ADDS and (name != "obs" or float(memory["obs"][slot, 1]) == 10.0 + t):
+            return int(t)
+    if all(not memory[name][slot].any() for name in ("obs", "action", "reward", "next_obs")):
+        return EMPTY
+    return None
+
+
+def _shape(value) -> tuple | str:
+    """A tensor's shape, or what else the value is (a student's add may replace a tensor)."""
+    return tuple(value.shape) if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
+
+
+def _as_int(value) -> int | None:
+    try:
+        return int(value) if float(value) == int(value) else None
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+class Trace(NamedTuple):
+    """What the student's add did, call by call (shorter than ADDS if a call raised)."""
+
+    positions: tuple
+    sizes: tuple
+    slots: tuple  # after each add, the transition each slot holds
+    fields: dict  # field name -> (transition, what was stored, what it should be) for the first wrong one
+    flags: Flags | None  # None when some transition could not be found in the memory
+    grown: dict  # field name -> its new shape (or type), if add replaced a preallocated tensor
+    raised: str | None
+
+
+def trace(add) -> Trace:
+    """Run transitions 0 to 4 through `add` on a fresh memory and record what happened."""
+    memory = new_memory(CAPACITY, OBS_DIM, ACTION_DIM)
+    shapes = {name: _shape(memory[name]) for name in FIELDS}
+    positions, sizes, slots, fields, flags, raised = [], [], [], {}, [], None
+    for t in range(ADDS):
+        _, raised = run_safely(add, memory, *transition(t), what=f"add(memory, transition {t})")
+        if raised or any(_shape(memory[name]) != shapes[name] for name in FIELDS):
+            break
+        counters = {name: _as_int(memory[name]) for name in ("position", "size")}
+        bad = [name for name, value in counters.items() if value is None]
+        if bad:
+            raised = (
+                f"after add(memory, transition {t}), memory['{bad[0]}'] is {memory[bad[0]]!r}: it must stay"
+                " an int (a slot number, a count)"
+            )
+            break
+        positions.append(counters["position"])
+        sizes.append(counters["size"])
+        slots.append(tuple(_which(memory, slot) for slot in range(CAPACITY)))
+        where = slots[-1].index(t) if t in slots[-1] else None
+        if where is None:
+            flags.append(None)
+            continue
+        obs, action, reward, next_obs, _, _ = transition(t)
+        for name, right in (("obs", obs), ("action", action), ("reward", [reward]), ("next_obs", next_obs)):
+            stored = memory[name][where].tolist()
+            if stored != right and name not in fields:
+                fields[name] = (t, stored, right)
+        flags.append((int(memory["terminated"][where, 0]), int(memory["truncated"][where, 0])))
+    grown = {name: _shape(memory[name]) for name in FIELDS if _shape(memory[name]) != shapes[name]}
+    found = flags and None not in flags
+    stored_flags = Flags(*(tuple(pair[i] for pair in flags) for i in (0, 1))) if found else None
+    return Trace(tuple(positions), tuple(sizes), tuple(slots), fields, stored_flags, grown, raised)
+
+
+def _field_problem(name: str, t: int, stored: list, right: list) -> str:
+    obs, _, _, next_obs, _, _ = transition(t)
+    if not any(stored):
+        value = "float(reward)" if name == "reward" else f"torch.as_tensor({name})"
+        return f"memory['{name}'] was not written: store it too, memory['{name}'][i] = {value}"
+    if name in ("obs", "next_obs") and stored == (next_obs if name == "obs" else obs):
+        return "obs and next_obs are swapped: memory['obs'][i] holds s, memory['next_obs'][i] holds s'"
+    return f"transition {t}'s {name} is {right}, but its slot holds {stored}: store {name} as it is given"
+
+
+def _slot_problem(run: Trace) -> str | None:
+    """What is wrong with where the transitions went, unless a position problem already explains it."""
+    n = len(run.slots)
+    if n == 0 or run.slots == RIGHT_SLOTS[:n]:
+        return None
+    first = run.slots[0]
+    if set(first) == {EMPTY}:
+        return (
+            "after one add the memory is still empty: store each field at slot i = memory['position'],"
+            " e.g. memory['reward'][i] = float(reward)"
+        )
+    if 0 not in first:
+        return "after one add, no slot holds transition 0 as given: store each field at slot i = memory['position']"
+    if first.index(0) != 0:
+        return (
+            f"the first transition went to slot {first.index(0)}, not slot 0: store at i = memory['position']"
+            " first, then advance position"
+        )
+    if run.positions != RIGHT_POSITIONS[:n]:
+        return None
+    k = next(k for k in range(n) if run.slots[k] != RIGHT_SLOTS[k])
+    known = match_mistake(run.slots[-1], SLOT_MISTAKES) if n == ADDS else None
+    return known or (
+        f"after transition {k}, the slots hold transitions {list(run.slots[k])}, expected"
+        f" {list(RIGHT_SLOTS[k])} ({EMPTY} is an empty slot): write transition t at slot memory['position']"
+    )
+
+
+def _flag_problems(flags: Flags) -> list[str]:
+    """What is wrong with the terminated and truncated flags stored with transitions 0 to 4."""
+    problems = []
+    for name, stored, right, mistakes in (
+        ("terminated", flags.terminated, RIGHT_TERMINATED, TERMINATED_MISTAKES),
+        ("truncated", flags.truncated, RIGHT_TRUNCATED, TRUNCATED_MISTAKES),
+    ):
+        if stored != right and not (name == "truncated" and flags == SWAPPED):
+            problems.append(
+                match_mistake(flags, mistakes)
+                or f"memory['{name}'] holds {list(stored)} for transitions 0 to 4, expected {list(right)}:"
+                f" store {name} as it is given, memory['{name}'][i] = float({name})"
+            )
+    return problems
 
 
 def check_add(add) -> bool:
-    """Add transitions to small memories with `add`; say in words what goes wrong."""
-    problems: list[str] = []
-    capacity = 3
-    # Transition 1 is truncated (a time limit), 3 is terminated (a real end).
-    transitions = [_transition(t, terminated=(t == 3), truncated=(t == 1)) for t in range(5)]
-
-    # 1. The first transition lands in slot 0 and moves position and size on.
-    memory = new_memory(capacity, 2, 1)
-    try:
-        add(memory, *transitions[0])
-    except Exception as error:  # noqa: BLE001 - the student's code may raise anything
-        return report([f"add raised {type(error).__name__}: {error}"], "")
-    obs0, action0, reward0, next_obs0, _, _ = transitions[0]
-    if not torch.allclose(memory["obs"][0], torch.tensor(obs0)):
+    """Add transitions 0 to 4 to a memory of 3 slots with `add`; say in words what goes wrong."""
+    run = trace(add)
+    problems = [run.raised] if run.raised else []
+    for name, shape in run.grown.items():
+        now = f"a tensor of shape {shape}" if isinstance(shape, tuple) else shape
         problems.append(
-            f"after one add, memory['obs'][0] is {memory['obs'][0].tolist()}, expected {obs0}: store obs at slot position."
+            f"memory['{name}'] became {now}: a ring buffer is allocated once; write into its slot,"
+            f" memory['{name}'][i] = ..., never replace the tensor (memory['{name}'] = ...) or torch.cat onto it"
         )
-    if not torch.allclose(memory["action"][0], torch.tensor(action0)) or not torch.allclose(
-        memory["next_obs"][0], torch.tensor(next_obs0)
+    n = len(run.positions)
+    for part, answer, right, mistakes in (
+        ("position", run.positions, RIGHT_POSITIONS[:n], POSITION_MISTAKES),
+        ("size", run.sizes, RIGHT_SIZES[:n], SIZE_MISTAKES),
     ):
-        problems.append("after one add, the action or next_obs at slot 0 is not the one given: store every field.")
-    if float(memory["reward"][0, 0]) != reward0:
-        problems.append(f"after one add, memory['reward'][0] is {memory['reward'][0].tolist()}, expected [{reward0}].")
-    if memory["position"] != 1:
-        problems.append(f"after one add, position is {memory['position']}, expected 1: advance it by one.")
-    if memory["size"] != 1:
-        problems.append(f"after one add, size is {memory['size']}, expected 1: count the transitions stored.")
-    if problems:
-        return report(problems, "")
-
-    # 2. Five transitions into three slots: the ring wraps and overwrites the oldest.
-    memory = new_memory(capacity, 2, 1)
-    for number, transition in enumerate(transitions):
-        try:
-            add(memory, *transition)
-        except Exception as error:  # noqa: BLE001
-            hint = (
-                " Did position run past the last slot? Wrap it: (position + 1) % capacity."
-                if number >= capacity
-                else ""
-            )
-            message = (
-                f"adding transition {number} to a memory of capacity {capacity} raised {type(error).__name__}: {error}."
-            )
-            return report([message + hint], "")
-        if not 0 <= memory["position"] < capacity:
+        if answer != right:
             problems.append(
-                f"after {number + 1} adds, position is {memory['position']}: it must stay in [0, {capacity - 1}];"
-                " wrap it with (position + 1) % capacity."
+                match_mistake(answer, mistakes) or f"after each add, {part} was {list(answer)}, expected {list(right)}"
             )
-            break
-    if problems:
-        return report(problems, "")
-    if memory["position"] != len(transitions) % capacity:
-        problems.append(
-            f"after {len(transitions)} adds into {capacity} slots, position is {memory['position']},"
-            f" expected {len(transitions) % capacity} (the slot of the oldest transition, the next to be overwritten)."
-        )
-    if memory["size"] != capacity:
-        problems.append(
-            f"after {len(transitions)} adds into {capacity} slots, size is {memory['size']}, expected {capacity}:"
-            " size counts stored transitions and can never exceed the capacity (min(size + 1, capacity))."
-        )
-    for slot, number in _expected_slots(transitions, capacity).items():
-        stored = float(memory["reward"][slot, 0])
-        if stored != 100.0 + number:
-            problems.append(
-                f"slot {slot} holds the transition with reward {stored}, expected transition {number}"
-                f" (reward {100.0 + number}): each new transition overwrites the oldest one."
-            )
-            break
-
-    # 3. terminated and truncated are stored apart.
-    memory = new_memory(capacity, 2, 1)
-    for transition in transitions[:3]:
-        try:
-            add(memory, *transition)
-        except Exception as error:  # noqa: BLE001
-            return report([f"add raised {type(error).__name__}: {error}"], "")
-    if float(memory["terminated"][1, 0]) != 0.0:
-        problems.append(
-            "transition 1 was truncated (a time limit) but you stored terminated = 1: store the two flags apart;"
-            " a time limit is not a terminal state, so the target must still bootstrap from s'."
-        )
-    if float(memory["truncated"][1, 0]) != 1.0:
-        problems.append("transition 1 was truncated but memory['truncated'][1] is not 1: store the truncated flag too.")
-    memory = new_memory(capacity, 2, 1)
-    for transition in transitions[2:5]:
-        try:
-            add(memory, *transition)
-        except Exception as error:  # noqa: BLE001
-            return report([f"add raised {type(error).__name__}: {error}"], "")
-    if float(memory["terminated"][1, 0]) != 1.0:
-        problems.append(
-            "transition 3 was terminated but memory['terminated'] does not say so: store terminated as 1.0."
-        )
-    if float(memory["truncated"][1, 0]) != 0.0:
-        problems.append("transition 3 was terminated, not truncated, but memory['truncated'] says 1.")
+    slot_problem = _slot_problem(run)
+    if slot_problem:
+        problems.append(slot_problem)
+    for name, (t, stored, right) in run.fields.items():
+        problems.append(_field_problem(name, t, stored, right))
+    if run.flags is not None and n == ADDS:
+        problems += _flag_problems(run.flags)
     return report(
-        problems,
-        "Your ring buffer wraps at capacity, overwrites the oldest transition first,"
-        " and keeps terminated apart from truncated.",
+        list(dict.fromkeys(problems)),  # each problem once
+        "your ring buffer stores every field at position, wraps at capacity, overwrites the oldest"
+        " transition first and keeps terminated apart from truncated.",
     )

@@ -3,104 +3,216 @@
 The student writes `build_critics(obs_dim, action_dim)` returning four torch modules
 `(critic1, critic2, target1, target2)`; each is called as `module(obs, action)` on (B, obs_dim)
 and (B, action_dim) tensors and returns Q-values shaped (B, 1).
+
+The checker builds the four networks, scores one seeded batch with each, and, on a second build,
+nudges each critic's weights to see which networks move with it (`snapshot` and `changed`).
+What it learns is a `Built`; the tables below name the wrong builds students write, for the two
+critics, for each target, and for what is frozen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
-from . import report
+from . import Mistake, changed, match_mistake, report, run_safely, snapshot
 
 OBS_DIM, ACTION_DIM, BATCH = 3, 2, 5
+NAMES = ("critic1", "critic2", "target1", "target2")
+COPY = "copy.deepcopy(critic).requires_grad_(False) (or td3_steps.make_target(critic))"
 
 
-def _inputs() -> tuple[torch.Tensor, torch.Tensor]:
+@dataclass
+class Built:
+    """The four networks, their Q-values on the case, and which ones move with each critic."""
+
+    nets: list[nn.Module]
+    q: list[torch.Tensor]
+    q_other_action: list[torch.Tensor]  # the same states with other actions
+    moves_with: dict[int, set[int]]  # critic index -> the other networks that changed when it was nudged
+
+    def same_q(self, i: int, j: int) -> bool:
+        return torch.equal(self.q[i], self.q[j])
+
+    def trainable(self, i: int) -> bool:
+        return any(p.requires_grad for p in self.nets[i].parameters())
+
+
+def _case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A batch of states, actions for them, and other actions for the same states."""
     generator = torch.Generator().manual_seed(3)
     obs = torch.randn(BATCH, OBS_DIM, generator=generator)
-    action = torch.rand(BATCH, ACTION_DIM, generator=generator) * 2 - 1
-    return obs, action
+    action, other_action = (torch.rand(BATCH, ACTION_DIM, generator=generator) * 2 - 1 for _ in range(2))
+    return obs, action, other_action
 
 
-def _build(build_critics) -> tuple[list[nn.Module] | None, str | None]:
-    try:
-        networks = build_critics(OBS_DIM, ACTION_DIM)
-    except Exception as error:  # noqa: BLE001 - the student's code may raise anything
-        return None, f"build_critics raised {type(error).__name__}: {error}"
+def _networks(build_critics) -> tuple[list[nn.Module] | None, str | None]:
+    networks, problem = run_safely(build_critics, OBS_DIM, ACTION_DIM, what="build_critics(obs_dim, action_dim)")
+    if problem:
+        return None, problem
     if not isinstance(networks, (tuple, list)) or len(networks) != 4:
-        return None, "build_critics must return four networks: (critic1, critic2, target1, target2)."
+        return None, "build_critics must return four networks, in this order: (critic1, critic2, target1, target2)"
     if not all(isinstance(n, nn.Module) for n in networks):
-        return None, "each of the four networks must be a torch.nn.Module."
+        kinds = ", ".join(type(n).__name__ for n in networks)
+        return None, f"each of the four networks must be a torch.nn.Module; yours are {kinds}"
     return list(networks), None
 
 
-def check_build_critics(build_critics) -> bool:
-    """Build the critics twice and probe them; say in words what goes wrong."""
-    networks, error = _build(build_critics)
-    if networks is None:
-        return report([error], "")
-    critic1, critic2, target1, target2 = networks
-    names = ("critic1", "critic2", "target1", "target2")
-    obs, action = _inputs()
-    problems: list[str] = []
+def _q_problem(name: str, value) -> str | None:
+    if isinstance(value, torch.Tensor) and tuple(value.shape) == (BATCH, 1):
+        return None
+    shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+    hint = (
+        " (no .squeeze(), no .flatten()): a (B,) tensor against the (B, 1) rewards broadcasts silently to (B, B)"
+        if shape == (BATCH,)
+        else ": one Q-value per row of the batch, as a column"
+    )
+    return f"{name}(obs, action) on a batch of {BATCH} gives {shape}, expected ({BATCH}, 1){hint}"
 
-    try:
+
+def _moves_with(networks: list[nn.Module]) -> dict[int, set[int]]:
+    """Nudge each critic's weights in turn and record which of the other networks changed."""
+    moves = {}
+    for i in (0, 1):
+        others = [j for j in range(4) if j != i]
+        before = {j: snapshot(networks[j]) for j in others}
         with torch.no_grad():
-            q = [net(obs, action) for net in networks]
-    except Exception as error:  # noqa: BLE001
-        return report([f"calling a network as net(obs, action) raised {type(error).__name__}: {error}"], "")
-    for name, value in zip(names, q):
-        if not isinstance(value, torch.Tensor) or tuple(value.shape) != (BATCH, 1):
-            shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-            problems.append(
-                f"{name}(obs, action) on a batch of {BATCH} gives {shape}, expected ({BATCH}, 1):"
-                " keep Q-values as a column (no .squeeze()); a (B,) tensor against (B, 1) broadcasts to (B, B)."
-            )
-    if problems:
-        return report(problems, "")
-
-    if critic1 is critic2:
-        problems.append("critic1 and critic2 are the same object: build two critics, each with its own parameters.")
-    elif torch.allclose(q[0], q[1]):
-        problems.append(
-            "critic1 and critic2 give the same Q-values: they start from the same weights. Create each one"
-            " separately (fresh random initialisation), so their errors differ and the minimum in step 8 means something."
-        )
-    for i in (0, 1):
-        target, critic, t_name, c_name = networks[i + 2], networks[i], names[i + 2], names[i]
-        if target is critic:
-            problems.append(f"{t_name} is {c_name} itself, not a copy: use copy.deepcopy (or td3_steps.make_target).")
-        elif not torch.allclose(q[i + 2], q[i]):
-            problems.append(
-                f"{t_name} does not start equal to {c_name}: a target starts as an exact copy of its critic."
-            )
-        if any(p.requires_grad for p in target.parameters()):
-            problems.append(
-                f"{t_name}'s parameters have requires_grad=True: freeze them with .requires_grad_(False);"
-                " only the Polyak update (step 15) may move a target."
-            )
-        if not any(p.requires_grad for p in critic.parameters()):
-            problems.append(f"{c_name} has no trainable parameters: only the targets are frozen, not the critics.")
-    if problems:
-        return report(problems, "")
-
-    # A copy, not an alias: moving a critic must leave its target where it was.
-    networks, error = _build(build_critics)
-    if networks is None:
-        return report([error], "")
-    with torch.no_grad():
-        before = [networks[2](obs, action).clone(), networks[3](obs, action).clone()]
-        for critic in networks[:2]:
-            for p in critic.parameters():
+            for p in networks[i].parameters():
                 p.add_(0.1)
-        after = [networks[2](obs, action), networks[3](obs, action)]
+        moves[i] = {j for j in others if changed(before[j], networks[j])}
+    return moves
+
+
+def build(build_critics) -> tuple[Built | None, list[str]]:
+    """Build the networks twice: score the case with the first build, nudge the second."""
+    networks, problem = _networks(build_critics)
+    if problem:
+        return None, [problem]
+    obs, action, other_action = _case()
+    q, q_other_action = [], []
+    for name, net in zip(NAMES, networks):
+        with torch.no_grad():
+            value, problem = run_safely(net, obs, action, what=f"{name}(obs, action)")
+            problem = problem or _q_problem(name, value)
+            if problem:
+                return None, [problem]
+            q.append(value)
+            q_other_action.append(net(obs, other_action))
+    second, problem = _networks(build_critics)
+    if problem:
+        return None, [problem]
+    return Built(networks, q, q_other_action, _moves_with(second)), []
+
+
+ORDER_MISTAKES = [
+    Mistake(
+        lambda b: b.same_q(0, 1) and b.same_q(2, 3) and not b.same_q(0, 2) and not b.trainable(1),
+        "the four networks come back as (critic1, target1, critic2, target2): return them in the order"
+        " (critic1, critic2, target1, target2)",
+    ),
+]
+
+CRITIC_MISTAKES = [
+    Mistake(
+        lambda b: torch.equal(b.q[0], b.q_other_action[0]),
+        "critic1 gives the same Q-value whatever the action: a critic scores the state AND the action,"
+        " so feed it both side by side, torch.cat([obs, action], dim=1)",
+    ),
+    Mistake(
+        lambda b: b.nets[0] is b.nets[1],
+        "critic1 and critic2 are the same object (one critic returned twice, or [critic] * 2): build two"
+        " critics, one constructor call each",
+    ),
+    Mistake(
+        lambda b: 1 in b.moves_with[0],
+        "critic1 and critic2 share parameters (the same layers inside both): changing critic1 changed"
+        " critic2. Build each critic with its own layers",
+    ),
+    Mistake(
+        lambda b: b.same_q(0, 1),
+        "critic1 and critic2 give the same Q-values: they start from the same weights (a copy of one"
+        " critic, or the same seed before each). Construct each one separately, so that each draws its"
+        " own random weights: their errors then differ, and the minimum of step 8 means something",
+    ),
+]
+
+
+def target_mistakes(i: int) -> list[Mistake]:
+    """The wrong targets students build for critic i (0 or 1), target index i + 2."""
+    c, t, other, n = i, i + 2, 1 - i, i + 1
+
+    def alias(b: Built) -> bool:
+        return b.nets[t] is b.nets[c]
+
+    return [
+        Mistake(
+            lambda b: alias(b) and not b.trainable(c),
+            f"target{n} = critic{n}.requires_grad_(False) froze critic{n} itself and returned it: copy first,"
+            f" then freeze the copy, {COPY}",
+        ),
+        Mistake(alias, f"target{n} is critic{n} itself, not a copy: {COPY}"),
+        Mistake(
+            lambda b: t in b.moves_with[c],
+            f"target{n} shares its parameters with critic{n} (copy.copy, or the same layers): changing"
+            f" critic{n} changed target{n}. Make a real copy, {COPY}",
+        ),
+        Mistake(
+            lambda b: b.same_q(t, other) and not b.same_q(t, c),
+            f"target{n} starts equal to critic{other + 1}, not critic{n}: each target copies its own critic",
+        ),
+        Mistake(
+            lambda b: not b.same_q(t, c),
+            f"target{n} does not start equal to critic{n}: a target is an exact copy of its critic, not a"
+            f" new network with its own random weights; {COPY}",
+        ),
+    ]
+
+
+def freeze_mistakes(i: int) -> list[Mistake]:
+    """What is wrong with what is frozen, for critic i and its target."""
+    c, t, n = i, i + 2, i + 1
+
+    def attribute_only(b: Built) -> bool:
+        return b.nets[t].__dict__.get("requires_grad") is False
+
+    return [
+        Mistake(
+            lambda b: b.trainable(t) and attribute_only(b),
+            f"target{n}.requires_grad = False sets an attribute of the module and freezes nothing: call"
+            f" target{n}.requires_grad_(False), with the underscore",
+        ),
+        Mistake(
+            lambda b: b.trainable(t) and not b.nets[t].training,
+            f"target{n}.eval() does not freeze it (it switches dropout and batch norm to evaluation):"
+            f" its parameters still have requires_grad=True; call target{n}.requires_grad_(False)",
+        ),
+        Mistake(
+            lambda b: b.trainable(t),
+            f"target{n}'s parameters have requires_grad=True: freeze them with .requires_grad_(False);"
+            " no gradient may reach a target, only the Polyak update (step 15) moves it",
+        ),
+        Mistake(
+            lambda b: not b.trainable(c) and b.nets[t] is not b.nets[c],  # else target_mistakes says it
+            f"critic{n} has no trainable parameters: only the targets are frozen, the critics learn",
+        ),
+    ]
+
+
+def check_build_critics(build_critics: Callable) -> bool:
+    """Build the critics, score a batch and nudge the weights; say in words what goes wrong."""
+    built, problems = build(build_critics)
+    if built is None:
+        return report(problems, "")
+    order = match_mistake(built, ORDER_MISTAKES)
+    if order:
+        return report([order], "")
+    problems = [match_mistake(built, CRITIC_MISTAKES)]
     for i in (0, 1):
-        if not torch.allclose(before[i], after[i]):
-            problems.append(
-                f"changing critic{i + 1}'s weights also changed target{i + 1}: the target shares parameters"
-                " with the critic. Make a real copy with copy.deepcopy."
-            )
+        problems += [match_mistake(built, target_mistakes(i)), match_mistake(built, freeze_mistakes(i))]
     return report(
-        problems,
-        "Two independently initialised critics, and two frozen targets that start as exact copies of them.",
+        [p for p in problems if p],
+        "two independently initialised critics, and two frozen targets that start as exact copies of them.",
     )

@@ -2,8 +2,14 @@
 
 The exercise's memory is the kind many tutorials use: a Python list of tuples
 (obs, action, reward, next_obs, terminated) holding numpy arrays, floats and bools. The
-student's sampler must turn N uniformly drawn entries into a Batch of float32 tensors with
-(N, 1) rewards and flags, the format every later step expects.
+student's `sample_from_list(storage, batch_size, generator)` must turn N uniformly drawn
+entries into a Batch of float32 tensors with (N, 1) rewards and flags, the format every later
+step expects.
+
+The case: a list of 40 labelled transitions (transition k is recognisable in every field). The
+checker looks at one batch (types, shapes, dtypes, whole rows), at two pairs of calls (seeded
+alike, seeded apart), then at 30,000 draws (every transition drawn, none favoured). Each part has
+its table of the wrong answers students give.
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ import math
 import numpy as np
 import torch
 
-from . import report
+from . import Mistake, match_mistake, report, run_safely
 
 FIELDS = ("obs", "action", "reward", "next_obs", "terminated")
+SIZE, N = 40, 16  # transitions in the list; the batch size of the first look
+DRAWS = (1_500, 20)  # batches x batch size for the uniformity test: 30,000 draws
+RANDINT = "torch.randint(0, len(storage), (batch_size,), generator=generator)"
 
 
 def labelled_storage(n: int) -> list[tuple]:
@@ -37,21 +46,6 @@ def labelled_storage(n: int) -> list[tuple]:
     ]
 
 
-def _fields(batch) -> list:
-    """The five fields of a Batch-like answer: by name if it has them, else by position."""
-    if all(hasattr(batch, name) for name in FIELDS):
-        return [getattr(batch, name) for name in FIELDS]
-    if isinstance(batch, (tuple, list)) and len(batch) == 5:
-        return list(batch)
-    raise TypeError(
-        f"it returned a {type(batch).__name__}; expected a Batch(obs, action, reward, next_obs, terminated)"
-    )
-
-
-def _call(fn, storage, batch_size, seed):
-    return _fields(fn(storage, batch_size, torch.Generator().manual_seed(seed)))
-
-
 def chi_square(counts: torch.Tensor) -> tuple[float, float]:
     """Pearson's chi-square statistic of `counts` against a uniform law, and a generous bound.
 
@@ -66,102 +60,216 @@ def chi_square(counts: torch.Tensor) -> tuple[float, float]:
     return statistic, dof + 6 * math.sqrt(2 * dof)
 
 
-def _raised(error: Exception) -> str:
-    return f"your function raised {type(error).__name__}: {error}"
+def _shape_mistakes(name: str, n: int) -> list[Mistake]:
+    column = name in ("reward", "terminated")
+    return [
+        Mistake(
+            lambda shape: column and shape == (n,),
+            f"{name} has shape ({n},), expected ({n}, 1): add the column with .unsqueeze(1); a ({n},) tensor"
+            f" against ({n}, 1) Q-values broadcasts silently to ({n}, {n})",
+        ),
+        Mistake(
+            lambda shape: column and shape == (1, n),
+            f"{name} has shape (1, {n}), a row: .unsqueeze(0) adds the wrong axis, use .unsqueeze(1) for a"
+            f" ({n}, 1) column",
+        ),
+        Mistake(
+            lambda shape: len(shape) == 3 and shape[1] == 1,
+            f"{name} has an extra axis of size 1: stack the arrays into ({n}, features) with np.array(...) or"
+            " torch.stack, without wrapping each in a list",
+        ),
+    ]
+
+
+DTYPE_MISTAKES = [
+    Mistake(lambda dtype: dtype == torch.float64, "numpy arrays are float64: convert with dtype=torch.float32"),
+    Mistake(
+        lambda dtype: dtype == torch.bool,
+        "store the flag as 1.0 / 0.0 in float32, so that (1 - terminated) works in step 9",
+    ),
+    Mistake(
+        lambda dtype: not dtype.is_floating_point,
+        "an integer tensor: every later step computes in float32, convert with dtype=torch.float32",
+    ),
+]
+
+
+def _fields(batch, what: str) -> tuple[list | None, str | None]:
+    """The five fields of a Batch-like answer, by name or by position, or what is wrong with it."""
+    if all(hasattr(batch, name) for name in FIELDS):
+        return [getattr(batch, name) for name in FIELDS], None
+    if isinstance(batch, (tuple, list)) and len(batch) == 5:
+        return list(batch), None
+    return (
+        None,
+        f"{what} returned a {type(batch).__name__}; expected a Batch(obs, action, reward, next_obs, terminated)",
+    )
+
+
+def _sample(fn, batch_size: int, generator: torch.Generator) -> tuple[list | None, str | None]:
+    what = f"sample_from_list(storage, {batch_size}, generator)"
+    batch, problem = run_safely(fn, labelled_storage(SIZE), batch_size, generator, what=what)
+    if problem:
+        if "IndexError" in problem:
+            problem += (
+                f": an index ran past the end of the list. torch.randint(low, high) draws from [low, high),"
+                f" so high = len(storage): {RANDINT}"
+            )
+        return None, problem
+    return _fields(batch, what)
+
+
+def _format_problems(fields: list, n: int) -> list[str]:
+    """Types, shapes and dtypes of the five fields, each wrong one named."""
+    shapes = {"obs": (n, 2), "action": (n, 1), "reward": (n, 1), "next_obs": (n, 2), "terminated": (n, 1)}
+    problems = []
+    for name, value in zip(FIELDS, fields):
+        if not isinstance(value, torch.Tensor):
+            problems.append(f"{name} is a {type(value).__name__}, expected a torch.Tensor (torch.as_tensor)")
+            continue
+        shape = tuple(value.shape)
+        if shape != shapes[name]:
+            known = match_mistake(shape, _shape_mistakes(name, n))
+            problems.append(known or f"{name} has shape {shape}, expected {shapes[name]}")
+        if value.dtype != torch.float32:
+            known = match_mistake(value.dtype, DTYPE_MISTAKES)
+            problems.append(f"{name} has dtype {value.dtype}, expected torch.float32 ({known})")
+    return problems
+
+
+class Rows:
+    """The transition numbers k of a batch's rows, read from each field."""
+
+    def __init__(self, fields: list):
+        obs, action, reward, next_obs, terminated = fields
+        self.k = obs[:, 0].round().long()
+        self.obs_second = obs[:, 1]
+        self.action = action[:, 0]
+        self.reward = reward[:, 0]
+        self.next_obs = next_obs[:, 0]
+        self.terminated = terminated[:, 0]
+        self.right_terminated = (self.k % 3 == 0).float()
+
+    def aligned(self) -> bool:
+        k = self.k.float()
+        return (
+            torch.equal(self.obs_second, -k)
+            and torch.equal(self.action, 10 * k)
+            and torch.equal(self.reward, 100 * k)
+            and torch.equal(self.next_obs, k + 1)
+        )
+
+
+ROW_MISTAKES = [
+    Mistake(
+        lambda rows: torch.equal(rows.next_obs, rows.k.float() - 1) and torch.equal(rows.reward, 100 * rows.next_obs),
+        "obs and next_obs are swapped: field 0 of a transition is s, field 3 is s'",
+    ),
+    Mistake(
+        lambda rows: bool(((rows.k < 1) | (rows.k > SIZE)).any()),
+        "some rows of obs are not stored observations: take obs from the stored transitions (field 0)",
+    ),
+    Mistake(
+        lambda rows: not rows.aligned(),
+        "a row mixes different transitions (for example obs from one and reward from another): draw ONE set"
+        " of indices and take all five fields from the same transitions",
+    ),
+    Mistake(
+        lambda rows: torch.equal(rows.terminated, 1 - rows.right_terminated),
+        "terminated holds 1 - terminated (a 'not done' mask): keep the flag itself, 1.0 for a terminal"
+        " transition; step 9 computes the (1 - terminated) factor",
+    ),
+    Mistake(
+        lambda rows: not torch.equal(rows.terminated, rows.right_terminated),
+        "terminated does not match the transitions' flags: take field 4 of each drawn transition, as 1.0 or 0.0",
+    ),
+]
+
+SAMPLING_MISTAKES = [
+    Mistake(
+        lambda k: torch.equal(k, torch.arange(1, N + 1)),
+        f"you return the {N} oldest transitions, in order: draw random indices, {RANDINT};"
+        " consecutive transitions are strongly correlated",
+    ),
+    Mistake(
+        lambda k: torch.equal(k, torch.arange(SIZE - N + 1, SIZE + 1)),
+        f"you return the {N} newest transitions, in order: draw random indices, {RANDINT};"
+        " consecutive transitions are strongly correlated",
+    ),
+    Mistake(
+        lambda k: bool((k.diff() == 1).all()),
+        f"you return {N} consecutive transitions (a random start, then in order): draw each index on its"
+        f" own, {RANDINT}; consecutive transitions are strongly correlated",
+    ),
+]
+
+
+def _coverage_problem(counts: torch.Tensor) -> str | None:
+    """What 30,000 draws over the 40 transitions say about the sampler, or None if it is fair."""
+    never = (counts == 0).nonzero().flatten().tolist()
+    draws = DRAWS[0] * DRAWS[1]
+    statistic, bound = chi_square(counts)
+    if never == [SIZE - 1]:
+        return (
+            "the newest transition is never drawn: torch.randint(low, high) excludes high, so use"
+            " torch.randint(0, len(storage), ...), not len(storage) - 1"
+        )
+    if never == [0]:
+        return "the oldest transition (index 0) is never drawn: Python lists start at 0, torch.randint(0, len(storage), ...)"
+    if never:
+        return f"{len(never)} of the {SIZE} transitions were never drawn in {draws:,} draws: draw from all of them, {RANDINT}"
+    if statistic > bound:
+        share = float(counts[: SIZE // 2].sum() / counts.sum())
+        return (
+            f"the draws are not uniform: chi-square {statistic:.0f}, far above the bound {bound:.0f} of a fair"
+            f" sampler; the older half of the memory got {share:.0%} of the draws instead of 50%."
+            f" Every stored transition must have the same chance: {RANDINT}"
+        )
+    return None
 
 
 def check_sample_batch(fn) -> bool:
-    """Check `fn(storage, batch_size, generator) -> Batch` on a list of 40 labelled transitions.
-
-    It must draw uniformly with torch.randint(..., generator=generator), keep each row one
-    transition, and return float32 tensors with rewards and flags shaped (N, 1).
-    """
-    problems: list[str] = []
-    size, n = 40, 16
-    storage = labelled_storage(size)
-    try:
-        obs, action, reward, next_obs, terminated = _call(fn, storage, n, seed=0)
-    except Exception as error:  # the student's code may fail in any way: explain it
-        return report([_raised(error)], "")
-
-    expected = {"obs": (n, 2), "action": (n, 1), "reward": (n, 1), "next_obs": (n, 2), "terminated": (n, 1)}
-    for name, value in zip(FIELDS, (obs, action, reward, next_obs, terminated)):
-        if not isinstance(value, torch.Tensor):
-            problems.append(f"{name} is a {type(value).__name__}, expected a torch.Tensor (use torch.as_tensor)")
-            continue
-        if tuple(value.shape) != expected[name]:
-            hint = ""
-            if tuple(value.shape) == (n,):
-                hint = (
-                    f": add the column with .unsqueeze(1); a ({n},) tensor against ({n}, 1) Q-values"
-                    f" broadcasts silently to ({n}, {n})"
-                )
-            problems.append(f"{name} has shape {tuple(value.shape)}, expected {expected[name]}{hint}")
-        if value.dtype != torch.float32:
-            hint = {
-                torch.float64: ": numpy arrays are float64, convert with dtype=torch.float32",
-                torch.bool: ": store the flag as 1.0 / 0.0 so that (1 - terminated) works in step 9",
-            }.get(value.dtype, "")
-            problems.append(f"{name} has dtype {value.dtype}, expected torch.float32{hint}")
+    """Check `fn(storage, batch_size, generator) -> Batch` on a list of 40 labelled transitions."""
+    fields, problem = _sample(fn, N, torch.Generator().manual_seed(0))
+    if problem:
+        return report([problem], "")
+    problems = _format_problems(fields, N)
     if problems:
         return report(problems, "")
+    rows = Rows(fields)
+    problem = match_mistake(rows, ROW_MISTAKES) or match_mistake(rows.k, SAMPLING_MISTAKES)
+    if problem:
+        return report([problem], "")
 
-    k = obs[:, 0].round().long()
-    if ((k < 1) | (k > size)).any():
-        return report(["some rows of obs are not stored observations"], "")
-    aligned = (
-        torch.equal(obs[:, 1], -k.float())
-        and torch.equal(action[:, 0], 10.0 * k)
-        and torch.equal(reward[:, 0], 100.0 * k)
-        and torch.equal(next_obs[:, 0], k + 1.0)
-        and torch.equal(terminated[:, 0], (k % 3 == 0).float())
+    again, problem = _sample(fn, N, torch.Generator().manual_seed(0))
+    other, problem = (None, problem) if problem else _sample(fn, N, torch.Generator().manual_seed(1))
+    if problem:
+        return report([problem], "")
+    if not torch.equal(again[0], fields[0]):
+        return report(
+            [
+                "two calls with generators seeded alike gave different batches: draw with the generator you"
+                f" are given, {RANDINT} (random.sample, np.random and torch.randint without it ignore it),"
+                " so that a seeded run is reproducible"
+            ],
+            "",
+        )
+    if torch.equal(other[0], fields[0]):
+        return report(
+            ["generators with different seeds gave the same batch: the batch must be random; draw with the"
+             f" generator you are given (not one seeded inside your function), {RANDINT}"],
+            "",
+        )  # fmt: skip
+
+    generator, draws = torch.Generator().manual_seed(2), []
+    for _ in range(DRAWS[0]):
+        batch, problem = _sample(fn, DRAWS[1], generator)
+        if problem:
+            return report([problem], "")
+        draws.append(batch[0][:, 0])
+    counts = torch.bincount(torch.cat(draws).round().long() - 1, minlength=SIZE)
+    problem = _coverage_problem(counts)
+    return report(
+        [problem] if problem else [],
+        "uniform draws, whole rows, float32 tensors, (N, 1) columns, reproducible with the generator.",
     )
-    if not aligned:
-        problems.append(
-            "a row mixes different transitions (for example obs from one and reward from another):"
-            " draw ONE set of indices and take all five fields from the same transitions"
-        )
-    if torch.equal(k, torch.arange(1, n + 1)) or torch.equal(k, torch.arange(size - n + 1, size + 1)):
-        problems.append(
-            f"you return {n} consecutive transitions (the oldest or the newest): draw random indices;"
-            " consecutive transitions are strongly correlated"
-        )
-        return report(problems, "")
-
-    try:
-        again = _call(fn, storage, n, seed=0)[0][:, 0]
-        other = _call(fn, storage, n, seed=1)[0][:, 0]
-    except Exception as error:
-        return report(problems + [_raised(error)], "")
-    if not torch.equal(again, obs[:, 0]):
-        problems.append(
-            "two calls with generators seeded alike gave different batches: pass generator=generator to"
-            " torch.randint so that a seeded run is reproducible"
-        )
-    elif torch.equal(other, obs[:, 0]):
-        problems.append("generators with different seeds gave the same batch: the batch must be random")
-
-    # Uniformity: 200 batches of 150, 30,000 draws over the 40 transitions (750 expected each).
-    generator = torch.Generator().manual_seed(2)
-    try:
-        draws = torch.cat([_fields(fn(storage, 150, generator))[0][:, 0] for _ in range(200)])
-    except Exception as error:
-        return report(problems + [_raised(error)], "")
-    counts = torch.bincount(draws.round().long() - 1, minlength=size)
-    never = (counts == 0).nonzero().flatten().tolist()
-    statistic, bound = chi_square(counts)
-    if never == [size - 1]:
-        problems.append(
-            "the newest transition is never drawn: torch.randint(low, high) excludes high,"
-            " so use torch.randint(0, len(storage), ...), not len(storage) - 1"
-        )
-    elif never:
-        problems.append(f"{len(never)} of the {size} transitions were never drawn in 30,000 draws")
-    elif statistic > bound:
-        share = float(counts[: size // 2].sum() / counts.sum())
-        problems.append(
-            f"the draws are not uniform: chi-square {statistic:.0f}, far above the bound {bound:.0f} of a fair"
-            f" sampler; the older half of the memory got {share:.0%} of the draws instead of 50%."
-            " Every stored transition must have the same chance"
-        )
-    return report(problems, "uniform draws, aligned rows, float32 tensors, (N, 1) columns, reproducible.")

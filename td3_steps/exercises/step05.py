@@ -1,4 +1,10 @@
-"""Checker for notebooks/05_target_actor.ipynb: the next action a' = pi_phi'(s') for a batch."""
+"""Checker for notebooks/05_target_actor.ipynb: the next action a' = pi_phi'(s') for a batch.
+
+The student writes `fn(batch, actor, actor_target) -> a'`. The case is built so that every wrong
+choice gives a different a': an actor that has moved away from its target, a batch whose s and s'
+differ, and an asymmetric action space [0, 2] x [-1, 3] (an output before the tanh or the affine
+map shows). MISTAKES names each wrong choice.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,14 @@ import torch
 
 from ..networks import Actor, make_target
 from ..replay_memory import Batch
-from . import report
+from . import Mistake, changed, close, match_mistake, report, run_safely, snapshot
 
 LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
+RIGHT = "a' = pi_phi'(s'): call actor_target(batch.next_obs)"
 
 
-def _case(seed: int = 0, n: int = 32) -> tuple[Batch, Actor, Actor]:
+def target_case(seed: int = 0, n: int = 32) -> tuple[Batch, Actor, Actor]:
     """A batch whose s and s' differ, and an actor that has moved away from its target."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -22,73 +29,92 @@ def _case(seed: int = 0, n: int = 32) -> tuple[Batch, Actor, Actor]:
             for p in actor.parameters():
                 p.add_(0.5 * torch.randn_like(p))  # as after many actor updates
         obs, next_obs = torch.randn(n, 4), torch.randn(n, 4)
-        action = torch.rand(n, 2) * (torch.tensor(HIGH) - torch.tensor(LOW)) + torch.tensor(LOW)
+        low, high = torch.tensor(LOW), torch.tensor(HIGH)
+        action = low + (high - low) * torch.rand(n, 2)
         batch = Batch(obs, action, torch.randn(n, 1), next_obs, torch.zeros(n, 1))
     return batch, actor, actor_target
 
 
-def _state(net: torch.nn.Module) -> dict:
-    return {k: v.clone() for k, v in net.state_dict().items()}
+def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
+    """The wrong a' students give on this case, each with what to tell them."""
+    with torch.no_grad():
+        right = actor_target(batch.next_obs)
+        raw = actor_target.net(actor_target.features(batch.next_obs))  # f_phi'(s'), before tanh
+
+        def noisy(answer: torch.Tensor) -> bool:  # pi_phi'(s') plus a small perturbation
+            gap = (answer.detach().float() - right).abs()
+            return 1e-4 < float(gap.max()) and float(gap.mean()) < 0.5
+
+        online = (
+            "you used the online actor pi_phi: use the actor target pi_phi', which moves slowly, so the"
+            " target y does not chase the actor's latest update"
+        )
+        current = (
+            "you fed s (batch.obs), the state the transition started in: the next action is played in the"
+            " next state s' = batch.next_obs"
+        )
+        return [
+            Mistake(actor(batch.next_obs), f"{online}. {RIGHT}"),
+            Mistake(actor_target(batch.obs), f"{current}. {RIGHT}"),
+            Mistake(actor(batch.obs), f"{online}\n{current}. {RIGHT}"),  # one problem per line
+            Mistake(
+                batch.action,
+                "you returned the stored action a from the batch, taken in s by the behaviour policy:"
+                f" the next action is the one the actor target plays in the next state. {RIGHT}",
+            ),
+            Mistake(
+                raw,
+                "you returned the network's raw output f_phi'(s'), before the tanh and the map into"
+                " [low, high]: the actor target's forward does both, call actor_target(batch.next_obs)",
+            ),
+            Mistake(
+                torch.tanh(raw),
+                "your a' is tanh(f_phi'(s')), in [-1, 1]: it still needs the affine map"
+                " c + h * tanh(...) into each dimension's [low, high], which actor_target(...) applies."
+                f" {RIGHT}",
+            ),
+            Mistake(
+                noisy,
+                "a' is close to pi_phi'(s') but not equal: did you add noise? Step 6 adds the"
+                f" smoothing noise; step 5 returns the actor target's action as it is. {RIGHT}",
+            ),
+        ]
+
+
+def _shape_problem(shape: tuple, n: int) -> str:
+    if shape in ((n,), (n, 1)):
+        return f"a' has shape {shape}: keep the whole action, one row of 2 numbers per transition ({n}, 2)"
+    return f"a' has shape {shape}, expected ({n}, 2): one action (2 numbers) per transition of the batch"
 
 
 def check_target_action(fn) -> bool:
     """Check `fn(batch, actor, actor_target) -> a'`: the actor target, on s', shaped (N, action_dim)."""
-    batch, actor, actor_target = _case()
+    batch, actor, actor_target = target_case()
     n = batch.obs.shape[0]
-    before_target, before_actor = _state(actor_target), _state(actor)
-    try:
-        answer = fn(batch, actor, actor_target)
-    except Exception as error:  # the student's code may fail in any way: explain it
-        return report([f"your function raised {type(error).__name__}: {error}"], "")
-
-    problems: list[str] = []
-    if any(not torch.equal(v, actor_target.state_dict()[k]) for k, v in before_target.items()):
-        problems.append(
-            "your function changed the actor target's weights (did it copy the actor into it?): the target"
-            " moves only by the slow Polyak update of step 14, never inside step 5"
+    target_before, actor_before = snapshot(actor_target), snapshot(actor)
+    answer, problem = run_safely(fn, batch, actor, actor_target, what="next_action(batch, actor, actor_target)")
+    if problem:
+        return report([problem], "")
+    if changed(target_before, actor_target):
+        return report(
+            [
+                "your function changed the actor target's weights (a copy of the actor into it, or a"
+                " Polyak step?): the target moves only by the slow Polyak update of step 14, never"
+                " inside step 5, which only reads the networks"
+            ],
+            "",
         )
-    if any(not torch.equal(v, actor.state_dict()[k]) for k, v in before_actor.items()):
-        problems.append("your function changed the actor's weights: step 5 only reads the networks")
+    if changed(actor_before, actor):
+        return report(["your function changed the actor's weights: step 5 only reads the networks"], "")
     if not isinstance(answer, torch.Tensor):
-        return report(problems + [f"it returned a {type(answer).__name__}, expected a torch.Tensor"], "")
+        return report([f"it returned a {type(answer).__name__}, expected a torch.Tensor: {RIGHT}"], "")
     if tuple(answer.shape) != (n, 2):
-        return report(problems + [f"a' has shape {tuple(answer.shape)}, expected ({n}, 2): one action per row"], "")
-
+        return report([_shape_problem(tuple(answer.shape), n)], "")
     with torch.no_grad():
-        candidates = {
-            (True, True): actor_target(batch.next_obs),
-            (False, True): actor(batch.next_obs),
-            (True, False): actor_target(batch.obs),
-            (False, False): actor(batch.obs),
-        }
-    value = answer.detach().float()
-    match = next((key for key, ref in candidates.items() if torch.allclose(value, ref, atol=1e-5)), None)
-    if match is None:
-        if torch.allclose(value, batch.action):
-            problems.append(
-                "you returned the stored action a from the batch: the next action is the one the actor"
-                " target plays in the next state, a' = pi_phi'(s')"
-            )
-        elif torch.allclose(value, candidates[(True, True)], atol=1e-2):
-            problems.append("a' is close to pi_phi'(s') but not equal: call actor_target(batch.next_obs) as it is")
-        else:
-            problems.append(
-                "a' matches none of pi_phi'(s'), pi_phi(s'), pi_phi'(s), pi_phi(s): use actor_target(batch.next_obs)"
-            )
-    else:
-        uses_target, uses_next = match
-        if not uses_target:
-            problems.append(
-                "you used the online actor pi_phi: use the actor target pi_phi', which moves slowly, so the"
-                " target y does not chase the actor's latest update"
-            )
-        if not uses_next:
-            problems.append(
-                "you fed s (batch.obs), the state the transition started in: the next action is played"
-                " in the next state s' = batch.next_obs"
-            )
-    if answer.requires_grad and not problems:
-        problems.append("a' carries a gradient graph: compute it under torch.no_grad()")
-    if not ((value >= torch.tensor(LOW) - 1e-6) & (value <= torch.tensor(HIGH) + 1e-6)).all() and not problems:
-        problems.append("some actions fall outside the action bounds: return the actor target's output unchanged")
-    return report(problems, "a' = pi_phi'(s'): the actor target, on the next states, without touching any weights.")
+        right = actor_target(batch.next_obs)
+    if not close(answer.detach().float(), right, tol=1e-5):
+        known = match_mistake(answer.detach().float(), mistakes(batch, actor, actor_target), tol=1e-5)
+        if known:
+            return report(known.splitlines(), "")
+        return report([f"a' matches none of pi_phi'(s'), pi_phi(s'), pi_phi'(s), pi_phi(s): {RIGHT}"], "")
+    return report([], "a' = pi_phi'(s'): the actor target, on the next states, without touching any weights.")

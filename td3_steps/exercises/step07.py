@@ -1,4 +1,10 @@
-"""Checker for notebooks/07_target_critics.ipynb: every target critic scores (s', a~)."""
+"""Checker for notebooks/07_target_critics.ipynb: every target critic scores (s', a~).
+
+The student writes `fn(batch, next_action, critics, critic_targets) -> (Q_t1, Q_t2, ...)`. The case
+is built so that every wrong input gives a different answer: critics that have moved away from
+their targets, and a batch whose s, s', a and a~ all differ. It runs with two target critics and
+with three, so a function written for exactly two shows. `mistakes` names each wrong answer.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,13 @@ import torch
 
 from ..networks import Critics, make_target
 from ..replay_memory import Batch
-from . import report
+from . import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+
+CASES = ((2, 0), (3, 1))  # (number of critics, seed)
+RIGHT = "critic_targets(batch.next_obs, next_action), one (N, 1) column per target critic"
 
 
-def _case(n_critics: int, seed: int, n: int = 24) -> tuple[Batch, torch.Tensor, Critics, Critics]:
+def target_case(n_critics: int, seed: int, n: int = 24) -> tuple[Batch, torch.Tensor, Critics, Critics]:
     """A batch whose s, s', a and a~ all differ, and critics that have moved away from their targets."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -25,40 +34,73 @@ def _case(n_critics: int, seed: int, n: int = 24) -> tuple[Batch, torch.Tensor, 
     return batch, next_action, critics, critic_targets
 
 
-def _state(net: torch.nn.Module) -> dict:
-    return {k: v.clone() for k, v in net.state_dict().items()}
+def _slips(net_is_online: bool, s_is_current: bool, a_is_stored: bool) -> str:
+    slips = []
+    if net_is_online:
+        slips.append(
+            "you used the online critics: use the target critics, which move slowly (Polyak), so y stays"
+            " still while the critics learn"
+        )
+    if s_is_current:
+        slips.append("you scored s (batch.obs): the target critics score the next state s' = batch.next_obs")
+    if a_is_stored:
+        slips.append(
+            "you scored the stored action a (batch.action): score the smoothed target action a~"
+            " (next_action) of step 6, the action the policy would take in s'"
+        )
+    if len(slips) == 3:
+        slips.append("all three together give the current Q of step 10, not a target")
+    return "\n".join(slips)  # one problem per line of the reply
 
 
-def _diagnose(value: torch.Tensor, k: int, batch, next_action, critics, critic_targets) -> list[str]:
-    """Name what the student's k-th Q-value was computed from, when it is not Q_tk(s', a~)."""
+def mistakes(batch: Batch, next_action: torch.Tensor, critics: Critics, critic_targets: Critics) -> list[Mistake]:
+    """The wrong answers students give on this case, each with what to tell them."""
     with torch.no_grad():
-        for net, s, a in itertools.product(
-            (critic_targets, critics), (batch.next_obs, batch.obs), (next_action, batch.action)
-        ):
-            for j, q in enumerate(net(s, a)):
-                if q.shape != value.shape or not torch.allclose(value, q, atol=1e-5):
-                    continue
-                wrong = []
-                if net is critics:
-                    wrong.append(
-                        "you used the online critics: use the target critics, which move slowly (Polyak),"
-                        " so y stays still while the critics learn"
-                    )
-                if s is batch.obs:
-                    wrong.append(
-                        "you scored s (batch.obs): the target critics score the next state s' = batch.next_obs"
-                    )
-                if a is batch.action:
-                    wrong.append(
-                        "you scored the stored action a (batch.action): score the smoothed target action a~"
-                        " of step 6, the action the policy would take in s'"
-                    )
-                if not wrong and j != k:
-                    wrong.append(f"Q-value {k + 1} comes from target critic {j + 1}: keep the critics in order")
-                return wrong
-    return [
-        f"Q_t{k + 1} does not match target critic {k + 1} on (s', a~), nor any wrong mix of networks, states and actions"
-    ]
+        right = critic_targets(batch.next_obs, next_action)
+        n = len(right)
+        table = [
+            Mistake(net(s, a), _slips(net is critics, s is batch.obs, a is batch.action))
+            for net, s, a in itertools.product(
+                (critic_targets, critics), (batch.next_obs, batch.obs), (next_action, batch.action)
+            )
+            if not (net is critic_targets and s is batch.next_obs and a is next_action)
+        ]
+        stacked = torch.cat(right, dim=1)
+        return table + [
+            Mistake(
+                stacked.min(dim=1, keepdim=True).values,
+                "you returned the minimum of the target critics: that is step 8; step 7 returns every one of"
+                f" them, as a tuple: {RIGHT}",
+            ),
+            Mistake(
+                stacked.mean(dim=1, keepdim=True),
+                f"you returned the average of the target critics: step 7 returns every one of them: {RIGHT}",
+            ),
+            Mistake(
+                stacked,
+                f"you returned one ({len(batch.obs)}, {n}) tensor, the critics side by side: return a tuple, {RIGHT}",
+            ),
+            Mistake(torch.stack(right), f"you returned one stacked tensor: return a tuple, {RIGHT}"),
+            Mistake(
+                tuple(q.squeeze(1) for q in right),
+                f"your Q-values have shape ({len(batch.obs)},): keep each an (N, 1) column; an (N,) tensor"
+                " against the (N, 1) rewards of step 9 broadcasts silently to (N, N)",
+            ),
+            Mistake(
+                right[:2],
+                f"with {n} target critics it returned 2 Q-values: score (s', a~) with every one of them,"
+                f" {RIGHT} (or a loop over critic_targets.members), not a fixed two",
+            ),
+            Mistake(
+                tuple(reversed(right)),
+                "the Q-values come in the wrong order: Q-value i comes from target critic i",
+            ),
+            Mistake(
+                (right[0],) * n,
+                "every Q-value comes from target critic 1: score once with each target critic (the twins are"
+                " different networks)",
+            ),
+        ]
 
 
 def check_target_q_values(fn) -> bool:
@@ -67,67 +109,36 @@ def check_target_q_values(fn) -> bool:
     Every target critic scores (s', a~), each result shaped (N, 1), no weights change, and it
     works for any number of critics (tested with 2 and 3).
     """
-    problems: list[str] = []
-    for n_critics, seed in ((2, 0), (3, 1)):
-        batch, next_action, critics, critic_targets = _case(n_critics, seed)
-        n = batch.obs.shape[0]
-        before = _state(critics), _state(critic_targets)
-        try:
-            answer = fn(batch, next_action, critics, critic_targets)
-        except Exception as error:  # the student's code may fail in any way: explain it
-            return report(problems + [f"your function raised {type(error).__name__}: {error}"], "")
-        if any(
-            not torch.equal(v, net.state_dict()[k])
-            for state, net in zip(before, (critics, critic_targets))
-            for k, v in state.items()
-        ):
-            problems.append("your function changed some critic weights: step 7 only reads the networks")
+    for n_critics, seed in CASES:
+        batch, next_action, critics, critic_targets = target_case(n_critics, seed)
+        before = snapshot(critics), snapshot(critic_targets)
+        answer, problem = run_safely(
+            fn, batch, next_action, critics, critic_targets,
+            what=f"score_next(batch, next_action, critics, critic_targets) with {n_critics} critics",
+        )  # fmt: skip
+        if problem:
+            return report([problem], "")
+        if changed(before[0], critics) or changed(before[1], critic_targets):
+            return report(["your function changed some critic weights: step 7 only reads the networks"], "")
         with torch.no_grad():
-            expected = critic_targets(batch.next_obs, next_action)
+            right = critic_targets(batch.next_obs, next_action)
+        if isinstance(answer, list):
+            answer = tuple(answer)
+        if close(answer, right, tol=1e-5):
+            continue
+        known = match_mistake(answer, mistakes(batch, next_action, critics, critic_targets), tol=1e-5)
+        if known:
+            return report(known.splitlines(), "")
         if isinstance(answer, torch.Tensor):
-            minimum = torch.stack(expected).min(dim=0).values
-            if answer.shape == minimum.shape and torch.allclose(answer, minimum, atol=1e-5):
-                return report(
-                    problems
-                    + [
-                        "you returned the minimum of the target critics: that is step 8; step 7 returns every one of them, as a tuple"
-                    ],
-                    "",
-                )
-            return report(
-                problems
-                + [
-                    f"it returned one tensor of shape {tuple(answer.shape)}: return a tuple with one (N, 1) tensor per target critic"
-                ],
-                "",
-            )
-        if not isinstance(answer, (tuple, list)) or not all(isinstance(q, torch.Tensor) for q in answer):
-            return report(
-                problems + [f"it returned a {type(answer).__name__}: return a tuple of tensors, one per target critic"],
-                "",
-            )
+            return report([f"it returned one tensor of shape {tuple(answer.shape)}: return a tuple, {RIGHT}"], "")
+        if not isinstance(answer, tuple) or not all(isinstance(q, torch.Tensor) for q in answer):
+            return report([f"it returned a {type(answer).__name__}: return a tuple of tensors, {RIGHT}"], "")
         if len(answer) != n_critics:
-            return report(
-                problems
-                + [
-                    f"with {n_critics} target critics it returned {len(answer)} Q-values: score (s', a~) with every one of them"
-                ],
-                "",
-            )
-        for k, q in enumerate(answer):
-            if tuple(q.shape) != (n, 1):
-                hint = ""
-                if tuple(q.shape) == (n,):
-                    hint = (
-                        f": keep the column; a ({n},) tensor against ({n}, 1) rewards broadcasts silently to ({n}, {n})"
-                    )
-                return report(problems + [f"Q_t{k + 1} has shape {tuple(q.shape)}, expected ({n}, 1){hint}"], "")
-        wrong = [
-            k for k, (q, ref) in enumerate(zip(answer, expected)) if not torch.allclose(q.detach(), ref, atol=1e-5)
-        ]
-        if wrong:
-            problems += _diagnose(answer[wrong[0]].detach(), wrong[0], batch, next_action, critics, critic_targets)
-            return report(problems, "")
-        if any(q.requires_grad for q in answer):
-            problems.append("the Q-values carry a gradient graph: compute them under torch.no_grad()")
-    return report(problems, "every target critic scores (s', a~), each an (N, 1) column, for 2 or 3 critics.")
+            return report([f"with {n_critics} target critics it returned {len(answer)} Q-values: {RIGHT}"], "")
+        return report(
+            [
+                f"the Q-values match no target critic on (s', a~), nor a known mix of networks, states and actions: {RIGHT}"
+            ],
+            "",
+        )
+    return report([], "every target critic scores (s', a~), each an (N, 1) column, for 2 or 3 critics.")

@@ -1,80 +1,136 @@
 """Checker for notebooks/08_clipped_double_q.ipynb: the element-wise minimum of the target critics.
 
-The student writes `fn(q_values) -> next_q`, where `q_values` is a tuple of (B, 1) tensors, one per
-target critic (two in TD3, but the same code must work for one critic and for three). The answer
-must be the element-wise minimum, shaped (B, 1): the smaller estimate of each transition.
+The student writes `my_min(q_values) -> next_q`, where `q_values` is a tuple of (B, 1) tensors, one
+per target critic (two in TD3, but the same code must work for one critic and for three). The
+answer is the element-wise minimum, a new (B, 1) column: the smaller estimate of each transition.
+MISTAKES holds the wrong minimums students write, each with the reply that names it.
 """
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
-from . import report
+from . import Mistake, close, match_mistake, report, run_safely
+
+ANY_NUMBER = "write it for any number of critics (a loop over q_values, or one (B, n) table and its minimum per row)"
 
 
-def _cases() -> list[tuple[str, tuple[torch.Tensor, ...]]]:
-    """Hand-made tuples of target Q-values: two critics that disagree in both directions, then three, then one."""
+def cases() -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """Target Q-values: two critics that disagree in both directions (and tie once), three, one."""
     q1 = torch.tensor([[-3.0], [5.0], [0.5], [-10.0], [2.0]])
     q2 = torch.tensor([[-1.0], [4.0], [0.5], [-12.0], [7.0]])
     generator = torch.Generator().manual_seed(8)
-    three = tuple(torch.randn(6, 1, generator=generator) * 10 for _ in range(3))
+    three = tuple(torch.randn(6, 1, generator=generator) * 10 - 5 for _ in range(3))
     one = (torch.tensor([[1.0], [-2.0], [3.0]]),)
     return [("two critics", (q1, q2)), ("three critics", three), ("one critic", one)]
 
 
-def _wrong_kind(answer: torch.Tensor, qs: tuple[torch.Tensor, ...]) -> str | None:
-    """Name the common mistake that `answer` matches, if any."""
-    stacked = torch.cat(qs, dim=1)
-    candidates = [
-        (stacked.max(dim=1, keepdim=True).values, "you took the maximum: the target must use the SMALLER estimate"),
-        (
-            stacked.mean(dim=1, keepdim=True),
-            "you averaged the critics: averaging keeps half of the overestimation; take the minimum",
-        ),
-        (
-            qs[0],
-            "you returned the first critic's estimate alone: compare all the critics and keep the smaller one per row",
-        ),
-        (
-            qs[-1],
-            "you returned the last critic's estimate alone: compare all the critics and keep the smaller one per row",
-        ),
-    ]
-    for value, message in candidates:
-        if answer.shape == value.shape and torch.allclose(answer, value):
-            return message
-    return None
+def expected_min(qs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    return functools.reduce(torch.minimum, qs)
+
+
+def _table(qs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    return torch.cat(qs, dim=1)  # (B, n): a row per transition, a column per critic
+
+
+# (what the wrong answer computes from q_values, what to tell the student), first match wins
+MISTAKES = [
+    (lambda qs: functools.reduce(torch.maximum, qs), "you took the maximum: the target keeps the SMALLER estimate"),
+    (
+        lambda qs: _table(qs).mean(dim=1, keepdim=True),
+        "you averaged the critics: an average keeps half of one critic's overestimation; keep the minimum",
+    ),
+    (
+        lambda qs: functools.reduce(lambda a, b: torch.where(a.abs() <= b.abs(), a, b), qs),
+        "you kept the estimate closest to zero (the smaller absolute value): keep the smaller VALUE, the more"
+        " negative one when both are negative",
+    ),
+    (
+        lambda qs: torch.minimum(qs[0], qs[1]),
+        f"you compared the first two critics only: {ANY_NUMBER}",
+    ),
+    (lambda qs: qs[0], "you returned critic 1's estimate: compare the critics and keep the smaller one per row"),
+    (
+        lambda qs: qs[-1],
+        "you returned the last critic's estimate: compare the critics and keep the smaller one per row",
+    ),
+    (
+        lambda qs: _table(qs).min(dim=1).values,
+        "your result has shape (B,): the minimum dropped the column dimension. Keep it: keepdim=True, or"
+        " torch.minimum, which keeps the (B, 1) shape",
+    ),
+    (
+        lambda qs: _table(qs).min(),
+        "you returned one number, the minimum over the whole batch: the minimum is taken per transition,"
+        " across the critics (element-wise), giving a (B, 1) column",
+    ),
+    (
+        lambda qs: _table(qs).min(dim=0, keepdim=True).values,
+        "you took the minimum down the batch (dim=0), one number per critic: take it across the critics"
+        " (dim=1 of the (B, n) table torch.cat(q_values, dim=1)), one number per transition",
+    ),
+    (
+        lambda qs: _table(qs).min(dim=0).values,
+        "you took the minimum down the batch (dim=0), one number per critic: take it across the critics"
+        " (dim=1 of the (B, n) table torch.cat(q_values, dim=1)), one number per transition",
+    ),
+    (
+        lambda qs: torch.stack(qs).min(dim=1).values,
+        "you took the minimum down the batch, one number per critic: with torch.stack(q_values) the critics"
+        " are dim 0, so take .min(dim=0).values",
+    ),
+    (
+        lambda qs: torch.cat(qs, dim=0),
+        "your result stacks the critics along the batch dimension (n * B rows): put them side by side"
+        " (torch.cat(q_values, dim=1)) and take the minimum across dim 1",
+    ),
+]
+
+
+def _known_mistakes(qs: tuple[torch.Tensor, ...]) -> list[Mistake]:
+    """MISTAKES as the values they give on `qs` (a mistake that needs more critics than `qs` has is left out)."""
+    table = []
+    for wrong, message in MISTAKES:
+        try:
+            table.append(Mistake(wrong(qs), message))
+        except IndexError:
+            continue
+    return table
+
+
+def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:
+    """None if `answer` is the element-wise minimum of `qs`, else what is wrong with it."""
+    if isinstance(answer, tuple) and hasattr(answer, "indices"):
+        return "you returned torch.min's (values, indices) pair: take its .values"
+    if not isinstance(answer, torch.Tensor):
+        return f"your function returned a {type(answer).__name__}: return a torch.Tensor, shaped (B, 1)"
+    if close(answer, expected_min(qs)):
+        return None
+    return match_mistake(answer, _known_mistakes(qs)) or (
+        f"the result (shape {tuple(answer.shape)}) is not the element-wise minimum, a ({len(qs[0])}, 1) column"
+        " holding the smaller estimate of each transition"
+    )
 
 
 def check_clipped_double_q(fn) -> bool:
     """Check `fn(q_values) -> min(Q_t1, Q_t2, ...)`, element-wise, shaped (B, 1), for 2, 3 and 1 critics."""
-    problems: list[str] = []
-    for name, qs in _cases():
-        batch = qs[0].shape[0]
-        try:
-            answer = fn(tuple(q.clone() for q in qs))
-        except Exception as error:  # the student's code may fail in any way: explain it
-            problems.append(f"with {name}, your function raised {type(error).__name__}: {error}")
-            continue
-        if isinstance(answer, tuple) and hasattr(answer, "values"):
-            problems.append(f"with {name}, you returned torch.min's (values, indices) pair: take its .values")
-            continue
-        if not isinstance(answer, torch.Tensor):
-            problems.append(f"with {name}, your function returned a {type(answer).__name__}, expected a torch.Tensor")
-            continue
-        expected = torch.cat(qs, dim=1).min(dim=1, keepdim=True).values
-        if answer.numel() == 1 and batch > 1:
-            problems.append(
-                f"with {name}, you returned one number ({answer.item():.2f}), the minimum over the whole batch:"
-                " the minimum is taken per transition, across the critics (element-wise)"
+    problems: dict[str, list[str]] = {}  # reply -> the cases that got it
+    for name, qs in cases():
+        given = tuple(q.clone() for q in qs)
+        answer, problem = run_safely(fn, given, what=f"my_min(q_values) with {name}")
+        if problem is not None and name == "one critic" and "raised IndexError" in problem:
+            problem += f". {ANY_NUMBER[0].upper()}{ANY_NUMBER[1:]}, one critic included"
+        if problem is None:
+            problem = _verdict(answer, qs)
+        if problem is None and any(not torch.equal(g, q) for g, q in zip(given, qs)):
+            problem = (
+                "the result is right, but your function overwrote the critics' tensors in place (out=, clamp_,"
+                " or an assignment into q_values[0]): the caller's Q-values changed. Return a new tensor"
+                " (torch.minimum does)"
             )
-            continue
-        if tuple(answer.shape) != (batch, 1):
-            hint = " (keep the column: keepdim=True, or torch.minimum)" if tuple(answer.shape) == (batch,) else ""
-            problems.append(f"with {name}, the result has shape {tuple(answer.shape)}, expected ({batch}, 1){hint}")
-            continue
-        answer = answer.detach().float()
-        if torch.allclose(answer, expected):
-            continue
-        problems.append(f"with {name}: " + (_wrong_kind(answer, qs) or "the result is not the element-wise minimum"))
-    return report(problems, "min(Q_t1, Q_t2) per transition, shaped (B, 1), for any number of critics.")
+        if problem is not None:
+            problems.setdefault(problem, []).append(name)
+    replies = [f"with {', '.join(names)}: {problem}" for problem, names in problems.items()]
+    return report(replies, "min(Q_t1, Q_t2) per transition, a new (B, 1) column, for any number of critics.")

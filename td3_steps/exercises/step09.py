@@ -2,14 +2,19 @@
 
 The student writes `fn(reward, terminated, truncated, next_q, gamma) -> y`. All tensors are (B, 1).
 The batch hands over `truncated` too, as a replay memory may store it, and the exercise is to use
-only `terminated`: a transition cut by the time limit still bootstraps.
+only `terminated`: a transition cut by the time limit still bootstraps. `mistakes` holds the wrong
+targets students write, each computed on the case, with what to tell them.
 """
 
 from __future__ import annotations
 
 import torch
 
-from . import report
+from . import Mistake, close, match_mistake, report, run_safely
+
+RIGHT = "y = r + gamma * (1 - terminated) * next_q"
+ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
+INPUTS = ("reward", "terminated", "truncated", "next_q")
 
 
 def bellman_case() -> dict:
@@ -33,81 +38,128 @@ def bellman_case() -> dict:
     }
 
 
-def _call(fn, case: dict, next_q: torch.Tensor | None = None):
-    return fn(
-        case["reward"].clone(),
-        case["terminated"].clone(),
-        case["truncated"].clone(),
-        case["next_q"].clone() if next_q is None else next_q,
-        case["gamma"],
+def mistakes(case: dict) -> list[Mistake]:
+    """The wrong targets students write, computed on `case`, each with what to tell them."""
+    r, term, trunc, q, gamma = (case[k] for k in (*INPUTS, "gamma"))
+    done = torch.maximum(term, trunc)
+    return [
+        Mistake(
+            r + gamma * (1 - done) * q,
+            "your target stops bootstrapping at the truncated transition (row 3): you used a done flag,"
+            " terminated or truncated. A time limit cut that episode; the state still has a future, so y"
+            f" bootstraps there. Only terminated stops the bootstrap: {RIGHT}",
+        ),
+        Mistake(
+            r + gamma * (1 - term - trunc) * q,
+            "your mask is 1 - terminated - truncated: it stops the bootstrap at the truncated transition"
+            " (a time limit does not end the future) and turns negative where both flags are set."
+            f" Only terminated stops the bootstrap: {RIGHT}",
+        ),
+        Mistake(
+            r + gamma * (1 - trunc) * q,
+            "you masked with truncated instead of terminated: the truncated transition (a time limit) must"
+            f" bootstrap, the terminated one must not. {RIGHT}",
+        ),
+        Mistake(
+            r + gamma * q,
+            "your target bootstraps from the terminated transitions (rows 2 and 4): multiply the bootstrap"
+            f" by (1 - terminated), the episode really ended there and has no future. {RIGHT}",
+        ),
+        Mistake(
+            r + gamma * term * q,
+            f"your mask is inverted: it bootstraps only where the episode ended. Use (1 - terminated): {RIGHT}",
+        ),
+        Mistake(r + (1 - term) * q, f"you forgot the discount gamma: {RIGHT}"),
+        Mistake(r - gamma * (1 - term) * q, f"the sign is wrong: the discounted future is added, {RIGHT}"),
+        Mistake(gamma * (1 - term) * q, f"you left out the reward: {RIGHT}"),
+        Mistake(
+            gamma * (r + (1 - term) * q),
+            f"you discounted the reward too: the reward is received now, only the future is discounted, {RIGHT}",
+        ),
+        Mistake(
+            (1 - term) * (r + gamma * q),
+            f"you masked the reward too: a terminated transition still earns its reward, y = r there. {RIGHT}",
+        ),
+        *(
+            Mistake(
+                r + g * (1 - term) * q,
+                f"you used gamma = {g} instead of the gamma passed in ({gamma} here): use the argument",
+            )
+            for g in (0.99, 0.98)
+        ),
+    ]
+
+
+def _call(fn, case: dict, next_q: torch.Tensor | None = None) -> tuple:
+    """(answer, problem, the inputs as passed): the student's y on fresh copies of the case."""
+    inputs = [case[k].clone() for k in INPUTS]
+    if next_q is not None:
+        inputs[3] = next_q
+    answer, problem = run_safely(
+        fn, *inputs, case["gamma"], what="my_target(reward, terminated, truncated, next_q, gamma)"
     )
+    return answer, problem, inputs
+
+
+def _flat_problem(answer: torch.Tensor, y: torch.Tensor) -> str:
+    batch = len(y)
+    values = "its numbers are right, but " if close(answer.detach().float(), y[:, 0]) else ""
+    return (
+        f"y has shape ({batch},), a flat vector: {values}step 11 compares y with the critics' ({batch}, 1)"
+        f" Q-values, and ({batch}, 1) - ({batch},) broadcasts silently to ({batch}, {batch}), the bug of"
+        " part 5: the loss then trains every critic toward the batch mean. Keep every tensor a (B, 1)"
+        " column: no .squeeze(), no [:, 0]"
+    )
+
+
+def _rows_problem(y: torch.Tensor, expected: torch.Tensor) -> str:
+    wrong = [i for i in range(len(y)) if not torch.isclose(y[i, 0], expected[i, 0])]
+    rows = "; ".join(f"row {i + 1} ({ROWS[i]}): {y[i, 0]:.2f}, expected {expected[i, 0]:.2f}" for i in wrong)
+    return f"y is wrong on {rows}. {RIGHT}"
 
 
 def check_bellman_target(fn) -> bool:
     """Check `fn(reward, terminated, truncated, next_q, gamma) -> y` on six hand-made (B, 1) transitions."""
     case = bellman_case()
     batch = case["reward"].shape[0]
-    try:
-        answer = _call(fn, case)
-    except Exception as error:  # the student's code may fail in any way: explain it
-        return report([f"your function raised {type(error).__name__}: {error}"], "")
+    answer, problem, inputs = _call(fn, case)
+    if problem:
+        return report([problem], "")
     if not isinstance(answer, torch.Tensor):
         return report([f"your function returned a {type(answer).__name__}, expected a torch.Tensor"], "")
+    problems = [
+        f"your function changed {name} in place: build a new tensor, y = r + ..., and leave the batch as it is"
+        for name, given in zip(INPUTS, inputs)
+        if not torch.equal(given, case[name])
+    ]
     if tuple(answer.shape) == (batch, batch):
         return report(
-            [
-                f"y has shape ({batch}, {batch}): a (B,) tensor met a (B, 1) tensor and broadcast to (B, B)."
-                " Keep every tensor a (B, 1) column (do not squeeze or index [:, 0])"
+            problems
+            + [
+                f"y has shape ({batch}, {batch}): a (B,) tensor met a (B, 1) tensor and broadcast to (B, B),"
+                " mixing every transition's reward with every other's future. Keep every tensor a (B, 1)"
+                " column (no .squeeze(), no [:, 0])"
             ],
             "",
         )
+    if tuple(answer.shape) == (batch,):
+        return report(problems + [_flat_problem(answer, case["y"])], "")
     if tuple(answer.shape) != (batch, 1):
-        return report([f"y has shape {tuple(answer.shape)}, expected ({batch}, 1)"], "")
+        return report(problems + [f"y has shape {tuple(answer.shape)}, expected ({batch}, 1): one target per row"], "")
 
-    problems: list[str] = []
     y = answer.detach().float()
-    r, term, trunc, q, gamma = (case[k] for k in ("reward", "terminated", "truncated", "next_q", "gamma"))
-    ok = torch.isclose(y, case["y"]).squeeze(1)
-    boot = r + gamma * q
-    if not ok[0] or not ok[4] or not ok[5]:
-        if torch.allclose(y[[0, 4, 5]], (r + q)[[0, 4, 5]]):
-            problems.append("ordinary transitions: you forgot the discount, y = r + gamma * next_q")
-        elif torch.allclose(y[[0, 4, 5]], (r - gamma * q)[[0, 4, 5]]):
-            problems.append("ordinary transitions: the sign is wrong, y = r + gamma * next_q (plus, not minus)")
-        elif torch.allclose(y[[0, 4, 5]], (gamma * q)[[0, 4, 5]]):
-            problems.append("ordinary transitions: you left out the reward, y = r + gamma * next_q")
-        else:
-            problems.append("ordinary transitions (neither flag set): y should be r + gamma * next_q")
-    if not ok[1]:
-        if torch.isclose(y[1], boot[1]):
-            problems.append(
-                "your target bootstraps from a terminated state: multiply the bootstrap by (1 - terminated),"
-                " the episode really ended there and has no future"
-            )
-        else:
-            problems.append("a terminated transition should give y = r exactly (the future is worth nothing)")
-    if not ok[2]:
-        if torch.isclose(y[2], r[2]):
-            problems.append(
-                "your target stops bootstrapping at a truncated transition (did you use terminated or truncated,"
-                " a 'done' flag?): a time limit cut the episode, the state still has a future,"
-                " so y = r + gamma * next_q; only terminated stops the bootstrap"
-            )
-        else:
-            problems.append("a truncated (time-limit) transition should still bootstrap: y = r + gamma * next_q")
-    if not ok[3] and ok[1]:
-        problems.append("a transition both terminated and truncated ended for real: y = r")
+    if not close(y, case["y"]):
+        problems.append(match_mistake(y, mistakes(case)) or _rows_problem(y, case["y"]))
 
     grad_q = case["next_q"].clone().requires_grad_(True)
-    try:
-        with_grad = _call(fn, case, next_q=grad_q)
-        if isinstance(with_grad, torch.Tensor) and with_grad.requires_grad:
-            problems.append(
-                "y carries a gradient back into next_q: the target is a fixed label, compute it under"
-                " torch.no_grad() (or .detach() it)"
-            )
-    except Exception as error:  # a wrong answer must be explained, not raised
-        problems.append(f"with a next_q that requires grad, your function raised {type(error).__name__}: {error}")
+    with_grad, problem, _ = _call(fn, case, next_q=grad_q)
+    if problem:
+        problems.append(f"with a next_q that requires grad, {problem}")
+    elif isinstance(with_grad, torch.Tensor) and with_grad.requires_grad:
+        problems.append(
+            "y carries a gradient back into next_q: the target is a fixed label, compute it under"
+            " torch.no_grad() (or .detach() it)"
+        )
     return report(
         problems,
         "y = r + gamma * (1 - terminated) * next_q: terminated stops the bootstrap, truncated does not, no gradient.",

@@ -3,7 +3,8 @@
 The student writes `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)`, where `critic_nets` is a list
 of plain networks, each mapping the concatenated [s, a] of shape (B, obs_dim + action_dim) to (B, 1).
 The answer is a tuple with one (B, 1) tensor per critic, still attached to the graph: the critic
-update of step 12 backpropagates through it.
+update of step 12 backpropagates through it. The checker runs two critics and three; `mistakes`
+names the wrong answers students give.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import report
+from . import Mistake, close, match_mistake, report, run_safely
 
 OBS_DIM, ACTION_DIM = 3, 2
+RIGHT = "x = torch.cat([obs, action], dim=1), then one net(x) per critic, as a tuple"
 
 
 def critic_nets(n: int = 2, seed: int = 10) -> list[nn.Module]:
@@ -28,61 +30,88 @@ def _batch(n: int = 7, seed: int = 11) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(n, OBS_DIM, generator=generator), torch.rand(n, ACTION_DIM, generator=generator) * 4 - 2
 
 
+def mistakes(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> list[Mistake]:
+    """The wrong answers students give for these critics and this batch, each with what to tell them."""
+    with torch.no_grad():
+        right = tuple(net(torch.cat([obs, action], dim=1)) for net in nets)
+        swapped = tuple(net(torch.cat([action, obs], dim=1)) for net in nets)
+    n, batch = len(nets), len(obs)
+    return [
+        Mistake(swapped, "you concatenated [a, s]: the critics read [s, a], torch.cat([obs, action], dim=1)"),
+        Mistake(
+            tuple(q.squeeze(1) for q in right),
+            f"your Q-values have shape ({batch},): do not squeeze, keep each a ({batch}, 1) column; a (B,)"
+            " Q against the (B, 1) target y broadcasts silently to (B, B) in the loss of step 11",
+        ),
+        Mistake(
+            (right[0],) * n,
+            "every Q-value comes from critic 1: critic i must score with critic_nets[i] (the twin critics"
+            " are different networks, and each needs its own Q for its own loss)",
+        ),
+        Mistake(tuple(reversed(right)), "the Q-values come in the wrong order: Q_i comes from critic_nets[i]"),
+        Mistake(
+            right[:2],
+            f"with {n} critics you returned 2 Q-values: score with every network in critic_nets, not a fixed two",
+        ),
+        Mistake(
+            torch.cat(right, dim=1),
+            f"you returned one ({batch}, {n}) tensor, the critics side by side: return a tuple, (Q_1, Q_2, ...)",
+        ),
+        Mistake(torch.stack(right), "you returned one stacked tensor: return a tuple, (Q_1, Q_2, ...)"),
+    ]
+
+
+def _raised(problem: str) -> str:
+    if "shapes cannot be multiplied" in problem or "Sizes of tensors must match" in problem:
+        return (
+            f"{problem.rstrip('.')}. Each critic reads [s, a], {OBS_DIM + ACTION_DIM} numbers per row:"
+            " concatenate the state and the action along the feature axis, torch.cat([obs, action], dim=1)"
+            " (dim=0 would stack them as extra rows of the batch)"
+        )
+    return problem
+
+
+def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:
+    """Whether each Q_i is attached to the graph and its gradient reaches critic i's weights."""
+    for i, (q, net) in enumerate(zip(answer, nets)):
+        if not q.requires_grad:
+            return (
+                f"Q_{i + 1} carries no gradient: do not compute the current Q-values under torch.no_grad()"
+                " or .detach() them; the critic update (step 12) backpropagates through them"
+            )
+        grads = torch.autograd.grad(q.sum(), list(net.parameters()), allow_unused=True, retain_graph=True)
+        if any(g is None for g in grads):
+            return (
+                f"the gradient of Q_{i + 1} does not reach critic_nets[{i}]'s weights (a copy of the network?):"
+                " score with the network itself, so that step 12 updates it"
+            )
+    return None
+
+
 def check_current_q(fn) -> bool:
     """Check `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)` with two and three critics."""
-    problems: list[str] = []
     obs, action = _batch()
-    batch = obs.shape[0]
     for n in (2, 3):
         nets = critic_nets(n)
-        try:
-            answer = fn(nets, obs.clone(), action.clone())
-        except Exception as error:  # the student's code may fail in any way: explain it
-            message = f"with {n} critics, your function raised {type(error).__name__}: {error}"
-            if "shapes cannot be multiplied" in str(error) or "Sizes of tensors must match" in str(error):
-                message += (
-                    ". Concatenate the state and the action along the feature axis, torch.cat([obs, action], dim=1):"
-                    " dim=0 would stack them as extra rows of the batch"
-                )
-            problems.append(message)
-            break
-        if isinstance(answer, torch.Tensor):
-            problems.append(
-                f"with {n} critics, you returned one tensor: return a tuple with one (B, 1) tensor per critic,"
-                " (Q_1, Q_2, ...)"
-            )
-            break
-        if not isinstance(answer, (tuple, list)) or len(answer) != n:
-            got = len(answer) if isinstance(answer, (tuple, list)) else type(answer).__name__
-            problems.append(f"with {n} critics, expected a tuple of {n} tensors, got {got}")
-            break
+        answer, problem = run_safely(fn, nets, obs.clone(), action.clone(), what=f"my_q(...) with {n} critics")
+        if problem:
+            return report([_raised(problem)], "")
+        if isinstance(answer, list):
+            answer = tuple(answer)
         with torch.no_grad():
-            right = [net(torch.cat([obs, action], dim=1)) for net in nets]
-            swapped = [net(torch.cat([action, obs], dim=1)) for net in nets]
-        for i, q in enumerate(answer):
-            name = f"Q_{i + 1}"
-            if not isinstance(q, torch.Tensor):
-                problems.append(f"{name} is a {type(q).__name__}, expected a torch.Tensor")
-            elif tuple(q.shape) != (batch, 1):
-                hint = " (do not squeeze: keep the (B, 1) column)" if tuple(q.shape) == (batch,) else ""
-                problems.append(f"{name} has shape {tuple(q.shape)}, expected ({batch}, 1){hint}")
-            elif not torch.allclose(q.detach(), right[i], atol=1e-6):
-                if torch.allclose(q.detach(), swapped[i], atol=1e-6):
-                    problems.append(
-                        f"{name}: you concatenated [a, s]; the critics read [s, a], torch.cat([obs, action], dim=1)"
-                    )
-                elif any(torch.allclose(q.detach(), other, atol=1e-6) for other in right):
-                    problems.append(
-                        f"{name} is another critic's estimate: critic i must score with critic_nets[i]"
-                        " (the twin critics are different networks)"
-                    )
-                else:
-                    problems.append(f"{name} is not critic {i + 1}'s value of the stored pairs (s, a)")
-            elif not q.requires_grad:
-                problems.append(
-                    f"{name} carries no gradient: do not compute the current Q-values under torch.no_grad()"
-                    " or .detach() them; the critic update (step 12) backpropagates through them"
-                )
-        if problems:
-            break
-    return report(problems, "one (B, 1) Q-value per critic, on [s, a], attached to the graph for step 12.")
+            right = tuple(net(torch.cat([obs, action], dim=1)) for net in nets)
+        if not close(answer, right, tol=1e-6):
+            known = match_mistake(answer, mistakes(nets, obs, action), tol=1e-6)
+            if known:
+                return report([known], "")
+            if isinstance(answer, torch.Tensor):
+                return report([f"with {n} critics you returned one tensor: return a tuple, {RIGHT}"], "")
+            if not isinstance(answer, tuple) or not all(isinstance(q, torch.Tensor) for q in answer):
+                return report([f"it returned a {type(answer).__name__}: return a tuple of tensors, {RIGHT}"], "")
+            if len(answer) != n:
+                return report([f"with {n} critics, expected a tuple of {n} tensors, got {len(answer)}: {RIGHT}"], "")
+            return report([f"the Q-values are not the critics' values of the stored pairs (s, a): {RIGHT}"], "")
+        problem = _graph_problem(answer, nets)
+        if problem:
+            return report([problem], "")
+    return report([], "one (B, 1) Q-value per critic, on [s, a], attached to the graph for step 12.")

@@ -2,15 +2,21 @@
 
 The student writes `fn(q_values, y) -> loss`: `q_values` is a tuple of (B, 1) tensors that require
 gradient, `y` a (B, 1) target without gradient. The loss is one scalar, the sum over the critics of
-each critic's mean squared error against the same y.
+each critic's mean squared error against the same y. The checker runs two critics and three (an
+average and a halved sum are the same with two critics and differ with three, so the reply can tell
+them apart) and names the common wrong losses of MISTAKES.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 import torch.nn.functional as F
 
-from . import report
+from . import Mistake, close, match_mistake, report, run_safely
+
+CRITICS = (2, 3)  # TD3 has two; the student's code must not depend on it
 
 
 def loss_case(n_critics: int = 2, batch: int = 6, seed: int = 11) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
@@ -23,89 +29,127 @@ def loss_case(n_critics: int = 2, batch: int = 6, seed: int = 11) -> tuple[tuple
     return qs, y
 
 
-def _known_mistakes(qs: tuple[torch.Tensor, ...], y: torch.Tensor) -> list[tuple[float, str]]:
-    """The values the common wrong losses give on this case, with what to say about each."""
-    with torch.no_grad():
-        mses = [F.mse_loss(q, y) for q in qs]
-        stacked = torch.cat(qs, dim=1)
-        return [
-            (
-                float(sum(((q.squeeze(1) - y) ** 2).mean() for q in qs)),  # (B,) - (B, 1) -> (B, B)
-                "your loss mixes a (B,) tensor with the (B, 1) target: they broadcast to (B, B) and the loss"
-                " averages B * B wrong pairs. Keep Q and y both (B, 1) (no squeeze, no [:, 0])",
-            ),
-            (
-                float(sum(mses) / len(mses)),
-                "you averaged the critics' MSEs: the loss is their SUM, MSE(Q_1, y) + MSE(Q_2, y)",
-            ),
-            (float(mses[0]), "your loss trains only critic 1: add every critic's MSE, each against the same y"),
-            (
-                float(F.mse_loss(stacked.mean(dim=1, keepdim=True), y)),
-                "you took the MSE of the critics' average: each critic gets its own MSE against y, then add them",
-            ),
-            (
-                float(F.mse_loss(stacked.min(dim=1, keepdim=True).values, y)),
-                "you took the MSE of min(Q_1, Q_2): the minimum belongs to the target (step 8); here each critic"
-                " gets its own MSE against y",
-            ),
-            (
-                float(sum(F.mse_loss(q, y, reduction="sum") for q in qs)),
-                "you summed the squared errors over the batch: take their MEAN (reduction='mean'),"
-                " so the loss does not grow with the batch size",
-            ),
-            (
-                float(sum(F.l1_loss(q, y) for q in qs)),
-                "you used the absolute error: the loss is the mean SQUARED error",
-            ),
-            (
-                float(sum(F.smooth_l1_loss(q, y) for q in qs)),
-                "you used the Huber (smooth L1) loss: TD3 uses the mean squared error",
-            ),
-            (
-                float(sum(((q - y) ** 2).sum() / 2 for q in qs) / len(y)),
-                "you halved the squared error: the MSE is mean((Q - y)^2)",
-            ),
-        ]
+def expected_loss(qs, y) -> torch.Tensor:
+    return sum(F.mse_loss(q, y) for q in qs)
+
+
+# (the wrong loss a student writes, what to tell them), first match wins
+MISTAKES = [
+    (
+        lambda qs, y: sum(((q.squeeze(1) - y) ** 2).mean() for q in qs),
+        "your loss mixes a (B,) tensor with the (B, 1) target: they broadcast to (B, B) and the loss averages"
+        " B * B wrong pairs, which trains every critic toward the batch mean. Keep Q and y both (B, 1)"
+        " (no squeeze, no [:, 0])",
+    ),
+    (
+        lambda qs, y: expected_loss(qs, y) / len(qs),
+        "you averaged the critics' MSEs. With Adam that trains the same critics (a constant factor cancels in"
+        " Adam's step, as part 5 measured), but it is not the course's loss: L is their SUM, as in the authors'"
+        " code and td3_steps.critic_loss, and the value step 12 returns and logs; with SGD the average would"
+        " halve every step. Add the MSEs",
+    ),
+    (
+        lambda qs, y: expected_loss(qs, y) / 2,
+        "your loss is half the sum of the MSEs (the 1/2 (Q - y)^2 convention): the course's loss is"
+        " MSE(Q_1, y) + MSE(Q_2, y) + ..., each MSE the plain mean of (Q - y)^2",
+    ),
+    (
+        lambda qs, y: -expected_loss(qs, y),
+        "your loss has the wrong sign: it is the SUM of the MSEs, a positive number to minimise",
+    ),
+    (
+        lambda qs, y: F.mse_loss(qs[0], y) - sum(F.mse_loss(q, y) for q in qs[1:]),
+        "you subtracted the other critics' MSEs: ADD every critic's MSE",
+    ),
+    (
+        lambda qs, y: F.mse_loss(qs[0], y),
+        "your loss trains only critic 1: add every critic's MSE, each against the same y",
+    ),
+    (
+        lambda qs, y: F.mse_loss(qs[0], y) + F.mse_loss(qs[1], y),
+        "your loss uses the first two critics only: add the MSE of every critic in q_values (TD3 has two,"
+        " but write it for any number: sum(... for q in q_values))",
+    ),
+    (
+        lambda qs, y: F.mse_loss(torch.cat(qs, dim=1).mean(dim=1, keepdim=True), y),
+        "you took the MSE of the critics' average: each critic gets its own MSE against y, then add them",
+    ),
+    (
+        lambda qs, y: F.mse_loss(torch.cat(qs, dim=1).min(dim=1, keepdim=True).values, y),
+        "you took the MSE of min(Q_1, Q_2): the minimum belongs to the target (step 8); here each critic gets"
+        " its own MSE against y",
+    ),
+    (
+        lambda qs, y: sum(F.mse_loss(q, y, reduction="sum") for q in qs),
+        "you summed the squared errors over the batch: take their MEAN (reduction='mean'), so the loss does"
+        " not grow with the batch size",
+    ),
+    (
+        lambda qs, y: sum(((q - y) ** 2).mean().sqrt() for q in qs),
+        "you took the square root of each MSE (an RMSE): the loss is the mean squared error itself",
+    ),
+    (lambda qs, y: sum(F.l1_loss(q, y) for q in qs), "you used the absolute error: the loss is the mean SQUARED error"),
+    (
+        lambda qs, y: sum(F.smooth_l1_loss(q, y) for q in qs),
+        "you used the Huber (smooth L1) loss: TD3 uses the mean squared error",
+    ),
+    (
+        lambda qs, y: sum(F.mse_loss(q, y) for q in qs[:1]) + F.mse_loss(qs[1], qs[0]),
+        "you compared critic 2 with critic 1: every critic regresses on the same target y",
+    ),
+]
+
+
+def _shape_problem(loss: torch.Tensor, n: int, batch: int) -> str:
+    shape = tuple(loss.shape)
+    if shape in ((n,), (n, 1)):
+        return f"your loss has shape {shape}, one MSE per critic: add them into one number"
+    if shape in ((batch,), (batch, 1)):
+        return f"your loss has shape {shape}, one error per transition: take the mean over the batch"
+    return f"your loss has shape {shape}: it must be one number, averaged over the batch and summed over the critics"
 
 
 def check_critic_loss(fn) -> bool:
     """Check `fn(q_values, y) -> L` with two critics and with three."""
-    problems: list[str] = []
-    for n in (2, 3):
+    cases, failure = [], None  # (q_values, y, loss) of each case that returned a one-number tensor
+    for n in CRITICS:
         qs, y = loss_case(n)
-        try:
-            loss = fn(qs, y.clone())
-        except Exception as error:  # the student's code may fail in any way: explain it
-            problems.append(f"with {n} critics, your function raised {type(error).__name__}: {error}")
-            break
-        if not isinstance(loss, torch.Tensor):
-            problems.append(
-                f"with {n} critics, the loss is a {type(loss).__name__}: return a torch.Tensor (no .item()),"
-                " so that step 12 can call loss.backward()"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes: the reply says more
+            loss, failure = run_safely(fn, qs, y.clone(), what=f"my_loss(q_values, y) with {n} critics")
+        if failure is None and not isinstance(loss, torch.Tensor):
+            failure = (
+                f"the loss is a {type(loss).__name__}: return a torch.Tensor (no .item()), so that step 12 can"
+                " call loss.backward()"
             )
+        elif failure is None and loss.numel() != 1:
+            failure = _shape_problem(loss, n, len(y))
+        if failure:
+            if cases:
+                failure += " (write it for any number of critics: sum(... for q in q_values))"
             break
-        if loss.numel() != 1:
-            problems.append(
-                f"with {n} critics, the loss has shape {tuple(loss.shape)}: it must be one number, averaged over"
-                " the batch and summed over the critics"
-            )
-            break
+        cases.append((qs, y, loss))
+    answers = [float(loss.detach()) for _, _, loss in cases]
+    expected = [float(expected_loss(qs, y).detach()) for qs, y, _ in cases]
+    if not close(answers, expected):
         with torch.no_grad():
-            expected = float(sum(F.mse_loss(q, y) for q in qs))
-        value = float(loss.detach())
-        if abs(value - expected) > 1e-4 * max(1.0, abs(expected)):
-            known = next((m for v, m in _known_mistakes(qs, y) if abs(value - v) <= 1e-4 * max(1.0, abs(v))), None)
-            problems.append(
-                f"with {n} critics: "
-                + (known or f"the loss is {value:.4f}, expected {expected:.4f} = MSE(Q_1, y) + MSE(Q_2, y) + ...")
-            )
-            break
+            table = [Mistake([float(wrong(qs, y)) for qs, y, _ in cases], message) for wrong, message in MISTAKES]
+        # a mistake seen in every case, or else in TD3's two-critic case alone
+        known = match_mistake(answers, table) or match_mistake(
+            answers[:1], [Mistake(m.wrong[:1], m.message) for m in table]
+        )
+        return report(
+            [known or f"with 2 critics the loss is {answers[0]:.4f}, expected {expected[0]:.4f}"
+             " = MSE(Q_1, y) + MSE(Q_2, y)"], "")  # fmt: skip
+    if failure:
+        return report([failure], "")
+    for qs, _, loss in cases:
         if not loss.requires_grad:
-            problems.append("the loss carries no gradient: do not detach the Q-values or compute it under no_grad()")
-            break
+            return report(
+                ["the loss carries no gradient: do not detach the Q-values or compute it under no_grad()"], ""
+            )
         grads = torch.autograd.grad(loss, qs, allow_unused=True)
         missing = [f"Q_{i + 1}" for i, g in enumerate(grads) if g is None or not torch.any(g != 0)]
         if missing:
-            problems.append(f"no gradient reaches {', '.join(missing)}: every critic must be in the loss")
-            break
-    return report(problems, "L = MSE(Q_1, y) + MSE(Q_2, y): one scalar, a gradient for every critic.")
+            return report([f"no gradient reaches {', '.join(missing)}: every critic must be in the loss"], "")
+    return report([], "L = MSE(Q_1, y) + MSE(Q_2, y): one scalar, a gradient for every critic.")

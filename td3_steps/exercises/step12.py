@@ -2,24 +2,40 @@
 
 The student writes `update_critics(critics, optimizer, obs, action, y) -> float`: both
 critics score (obs, action), the loss is MSE(Q_1, y) + MSE(Q_2, y), the gradients are
-cleared, the loss is backpropagated and the optimizer takes one step; the loss measured
-before the step is returned as a float.
+cleared, the loss is backpropagated and the given optimizer (Adam) takes one step; the loss
+measured before the step is returned as a float. The checker calls it three times in a row
+on each case, so gradients left over from one call show in the next, and compares the
+critics after every call with the ways of doing step 12 that students write (MISTAKES).
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 
 import torch
 import torch.nn.functional as F
 
-from td3_steps.exercises import report
+from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
 from td3_steps.networks import Critics
 
 STEPS = 3  # calls per case: enough for gradients left over from one call to show in the next
 LEARNING_RATE = 1e-2
+CALL = "update_critics(critics, optimizer, obs, action, y)"
+
+# a way of doing step 12 -> what to tell the student whose critics end where it puts them
+MISTAKES = {
+    "flat y": "the loss broadcast a (B, 1) Q-value against a (B,) target into (B, B) pairs, which trains the"
+    " critics toward the batch mean: keep y and every Q shaped (B, 1), no squeeze().",
+    "no zero_grad": "gradients pile up from one call to the next: call optimizer.zero_grad() before"
+    " loss.backward() (PyTorch adds new gradients to the stored ones).",
+    "new optimizer": "you built a new optimizer inside the function: step the `optimizer` you are given, whose"
+    " Adam keeps its running averages m and v from one call to the next.",
+    "SGD": "the critics moved as plain SGD moves them: TD3's optimizer is Adam, the `optimizer` you are"
+    " given; call optimizer.step().",
+    "ascent": "the critics moved up the loss, not down: backpropagate the loss itself, not its negative"
+    " (optimizer.step() already subtracts the step).",
+}
 
 
 def _case(seed: int, batch: int = 32):
@@ -34,99 +50,98 @@ def _case(seed: int, batch: int = 32):
     return critics, obs, action, y
 
 
-def _reference(critics, obs, action, y, variant: str) -> tuple[list[list[torch.Tensor]], list[float]]:
-    """Parameters after each of STEPS calls, and the returned losses, for a way of doing step 12."""
+def _loss(critics, obs, action, y, variant: str) -> torch.Tensor:
+    q_values = critics(obs, action)
+    if variant == "flat y":
+        return sum(((q - y.reshape(-1)) ** 2).mean() for q in q_values)  # (B, 1) - (B,) -> (B, B)
+    loss = sum(F.mse_loss(q, y) for q in q_values)
+    return -loss if variant == "ascent" else loss
+
+
+def _trajectory(critics, obs, action, y, variant: str) -> tuple[list[list[torch.Tensor]], list[float]]:
+    """The parameters after each of STEPS calls done the way `variant` does them, and the losses
+    before each call and after the last."""
     critics = copy.deepcopy(critics)
-    optimizer = torch.optim.Adam(critics.parameters(), lr=LEARNING_RATE)
+    kind = torch.optim.SGD if variant == "SGD" else torch.optim.Adam
+    optimizer = kind(critics.parameters(), lr=LEARNING_RATE)
     params, losses = [], []
     for _ in range(STEPS):
-        q_values = critics(obs, action)
-        if variant == "critic 1 only":
-            q_values = q_values[:1]
-        if variant == "flat y":
-            loss = sum(((q - y.reshape(-1)) ** 2).mean() for q in q_values)  # (B, 1) - (B,) -> (B, B)
-        else:
-            loss = sum(F.mse_loss(q, y) for q in q_values)
+        if variant == "new optimizer":
+            optimizer = torch.optim.Adam(critics.parameters(), lr=LEARNING_RATE)
+        loss = _loss(critics, obs, action, y, variant)
         if variant != "no zero_grad":
             optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
         params.append([p.detach().clone() for p in critics.parameters()])
+    losses.append(_loss(critics, obs, action, y, "correct").item())
     return params, losses
 
 
-def _same(a: list[torch.Tensor], b: list[torch.Tensor], atol: float = 1e-5) -> bool:
-    return all(torch.allclose(x, z, atol=atol, rtol=1e-4) for x, z in zip(a, b))
-
-
-def _equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
-    return all(torch.equal(x, z) for x, z in zip(a, b))
+def _value_problem(returned, call: int, losses: list[float]) -> str | None:
+    """What is wrong with the returned loss, or None."""
+    expected = losses[call]
+    if isinstance(returned, torch.Tensor):
+        return "return the loss as a Python float, loss.item(): a tensor would keep the whole graph alive in a log."
+    if close(returned, expected):
+        return None
+    known = match_mistake(
+        returned,
+        [
+            Mistake(expected / 2, "you returned the mean of the two MSEs: the loss is their sum (with Adam the"
+                                  " update is the same either way, but step 12 reports the course's loss)."),
+            Mistake(losses[call + 1], "you returned the loss after the step: return the one you backpropagated."),
+            Mistake(-expected, "you returned the loss with its sign flipped: return the loss itself."),
+        ],
+    )  # fmt: skip
+    if known:
+        return known
+    if not isinstance(returned, (int, float)) or isinstance(returned, bool):
+        return f"return the loss as a number, loss.item(); got {type(returned).__name__}."
+    return f"the returned loss is {returned:.4g}, expected {expected:.4g} = MSE(Q1, y) + MSE(Q2, y) before the step."
 
 
 def check_update_critics(update_critics) -> bool:
     """Run `update_critics(critics, optimizer, obs, action, y)` three times on two seeded cases
     (Adam, lr 1e-2) and compare the critics and the returned losses with a correct step 12."""
-    problems: list[str] = []
     for seed in (0, 1):
         critics, obs, action, y = _case(seed)
-        references = {
-            v: _reference(critics, obs, action, y, v) for v in ("correct", "no zero_grad", "critic 1 only", "flat y")
-        }
-        expected_params, expected_losses = references["correct"]
-        start = [p.detach().clone() for p in critics.parameters()]
+        runs = {variant: _trajectory(critics, obs, action, y, variant) for variant in ("correct", *MISTAKES)}
+        expected_params, expected_losses = runs["correct"]
         optimizer = torch.optim.Adam(critics.parameters(), lr=LEARNING_RATE)
         for call in range(STEPS):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes
-                    returned = update_critics(critics, optimizer, obs, action, y)
-            except Exception as error:  # the student's code: explain, never raise
-                problems.append(f"your function raised {type(error).__name__}: {error}")
-                return report(problems, "")
+            before = snapshot(critics)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes: the reply says more
+                returned, problem = run_safely(update_critics, critics, optimizer, obs, action, y, what=CALL)
+            if problem:
+                return report([problem], "")
+            moved = changed(before, critics)
+            if not moved:
+                return report(
+                    ["the critics did not move: compute the loss, then optimizer.zero_grad(), loss.backward() and"
+                     " optimizer.step(), in that order (zero_grad between backward and step erases the gradients)."],
+                    "",
+                )  # fmt: skip
+            still = [str(i + 1) for i in range(2) if not any(name.startswith(f"members.{i}.") for name in moved)]
+            if still:
+                return report(
+                    [f"critic {still[0]} did not move: the loss must include both critics, MSE(Q1, y) + MSE(Q2, y)"
+                     " (critics(obs, action) returns both)."],
+                    "",
+                )  # fmt: skip
             now = [p.detach().clone() for p in critics.parameters()]
-            n1 = len(list(critics.members[0].parameters()))
-            if call == 0 and _equal(now, start):
-                problems.append(
-                    "the critics did not move: compute the loss, call loss.backward(), then optimizer.step()."
-                )
-                return report(problems, "")
-            if call == 0 and _equal(now[n1:], start[n1:]):
-                problems.append(
-                    "critic 2 did not move: the loss must include both critics, MSE(Q1, y) + MSE(Q2, y)"
-                    " (critics(obs, action) returns both)."
-                )
-                return report(problems, "")
-            if not _same(now, expected_params[call]):
-                for variant, message in (
-                    ("flat y", "the loss broadcast a (B, 1) Q-value against a (B,) target into (B, B) pairs:"
-                               " keep y and every Q shaped (B, 1), no squeeze()."),
-                    ("no zero_grad", "gradients pile up from one call to the next: call optimizer.zero_grad()"
-                                     " before loss.backward() (PyTorch adds new gradients to the old ones)."),
-                    ("critic 1 only", "only critic 1 is trained: the loss is MSE(Q1, y) + MSE(Q2, y)."),
-                ):  # fmt: skip
-                    if _same(now, references[variant][0][call]):
-                        problems.append(message)
-                        break
-                else:
-                    problems.append(
-                        f"after call {call + 1} your critics differ from one Adam step on"
-                        " MSE(Q1, y) + MSE(Q2, y): compute the loss from critics(obs, action) and y, then"
-                        " zero_grad, backward and step with the optimizer you are given."
-                    )
-                return report(problems, "")
-            try:
-                value = float(returned.item() if isinstance(returned, torch.Tensor) else returned)
-            except (TypeError, ValueError, RuntimeError):
-                problems.append(f"return the loss as a number (loss.item()), got {type(returned).__name__}.")
-                return report(problems, "")
-            expected = expected_losses[call]
-            if math.isclose(value, expected / 2, rel_tol=1e-4):
-                problems.append("you returned the mean of the two MSEs: the loss is their sum.")
-            elif call + 1 < STEPS and math.isclose(value, expected_losses[call + 1], rel_tol=1e-4):
-                problems.append("you returned the loss after the step: return the one you backpropagated.")
-            elif not math.isclose(value, expected, rel_tol=1e-4, abs_tol=1e-6):
-                problems.append(f"the returned loss is {value:.4g}, expected {expected:.4g} = MSE(Q1, y) + MSE(Q2, y).")
-            if problems:
-                return report(problems, "")
-    return report(problems, "one Adam step on both critics, gradients cleared first, the loss returned.")
+            if not close(now, expected_params[call]):
+                table = [Mistake(runs[variant][0][call], message) for variant, message in MISTAKES.items()]
+                return report(
+                    [match_mistake(now, table)
+                     or f"after call {call + 1} your critics differ from one Adam step on MSE(Q1, y) + MSE(Q2, y):"
+                     " compute the loss from critics(obs, action) and y, then zero_grad, backward and step with the"
+                     " optimizer you are given."],
+                    "",
+                )  # fmt: skip
+            problem = _value_problem(returned, call, expected_losses)
+            if problem:
+                return report([problem], "")
+    return report([], "one Adam step on both critics, gradients cleared first, the loss returned.")

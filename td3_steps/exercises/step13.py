@@ -1,89 +1,202 @@
-"""Checker for notebook 13's exercise: the actor loss J(phi) = -mean Q_1(s, pi_phi(s)) (step 13).
+"""Checker for notebooks/13_delayed_actor.ipynb: the delayed actor step (step 13).
 
-The student writes `my_actor_loss(actor, critics, obs) -> torch.Tensor`, a scalar whose
-gradient flows through critic 1 into the actor's parameters.
+The student writes `my_delayed_actor(env_step, critic_updates, d, actor, critics, obs, optimizer)`,
+called right after critic update number `critic_updates`, taken at environment step `env_step`.
+When the actor is due (critic_updates = d, 2d, 3d, ...) it takes one Adam step on
+J = -mean Q_1(s, pi(s)) with the critics frozen, and returns J; otherwise it changes nothing.
+
+The checker plays the schedule where the two counters differ: a 1,000-step warm-up, then one
+critic update every other environment step (train_freq = 2), for d = 2 and d = 3, and steps a
+reference actor (td3_steps.actor_update) beside the student's. SCHEDULE_MISTAKES and
+LOSS_MISTAKES hold the wrong answers students give, each with the reply that names it.
 """
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
-from td3_steps.exercises import report
+from td3_steps.actor_update import actor_update, policy_update_due
 from td3_steps.networks import Actor, Critics
 
+from . import Mistake, changed, close, match_mistake, report, run_safely, snapshot
 
-def _case(seed: int, batch: int = 32):
+LEARNING_STARTS, TRAIN_FREQ, UPDATES = 1_000, 2, 6  # the schedule: updates at env steps 1002, 1004, ...
+DELAYS = (2, 3)
+LEARNING_RATE = 1e-2
+
+SCHEDULE_MISTAKES = [  # (when the wrong schedule moves the actor, what to tell the student)
+    (
+        lambda step, k, d: False,
+        "the actor never moved: after every d-th critic update (critic_updates = d, 2d, ...) take one Adam step"
+        " on J = -mean Q1(s, pi(s))",
+    ),
+    (
+        lambda step, k, d: step % d == 0,
+        "you counted environment steps (env_step % d): the delay counts critic updates. Here the updates come"
+        " every other environment step after a 1,000-step warm-up, so with d = 2 env_step % 2 == 0 at every"
+        " update and the delay is gone. Test critic_updates % d == 0",
+    ),
+    (
+        lambda step, k, d: True,
+        "the actor moved at every critic update: it must wait for d of them (critic_updates % d == 0)",
+    ),
+    (
+        lambda step, k, d: k % 2 == 0,
+        "right for d = 2, wrong for d = 3: use the argument d, not a fixed 2",
+    ),
+    (
+        lambda step, k, d: (k - 1) % d == 0,
+        "off by one: your actor moves after critic updates 1, d + 1, 2d + 1, ..., starting before the critics"
+        " have had d updates. It is due after updates d, 2d, 3d, ...: critic_updates % d == 0",
+    ),
+    (
+        lambda step, k, d: (k + 1) % d == 0,
+        "off by one: your actor moves after critic updates d - 1, 2d - 1, ... It is due after updates d, 2d,"
+        " 3d, ...: critic_updates % d == 0",
+    ),
+    (
+        lambda step, k, d: k % d != 0,
+        "the test is inverted: the actor moves when critic_updates % d == 0, and rests in between",
+    ),
+]
+
+LOSS_MISTAKES = [  # (the wrong J from critic 1 and critic 2's values of pi(s), what to tell the student)
+    (
+        lambda q1, q2: q1.mean(),
+        "the sign is flipped: minimising +mean Q1 walks the actor toward the actions critic 1 rates LOW."
+        " J = -mean Q1(s, pi(s))",
+    ),
+    (lambda q1, q2: -q2.mean(), "you used critic 2: the actor climbs critic 1 only, critics.q1(obs, actor(obs))"),
+    (
+        lambda q1, q2: -torch.minimum(q1, q2).mean(),
+        "min(Q1, Q2) belongs to the target y (step 8); the actor climbs critic 1 alone",
+    ),
+    (lambda q1, q2: -((q1 + q2) / 2).mean(), "you averaged the two critics: the actor climbs critic 1 alone"),
+    (
+        lambda q1, q2: -q1.sum(),
+        "you summed over the batch: J is the MEAN, -mean Q1(s, pi(s)). With Adam the step would be almost the"
+        " same (a constant factor on the loss cancels in Adam's update, up to its epsilon), but the J you"
+        " return and log would grow with the batch size, and with plain SGD so would the step",
+    ),
+]
+
+
+def case(seed: int, batch: int = 32) -> tuple[Actor, Critics, torch.Tensor]:
     """A small actor with asymmetric bounds [0, 2], twin critics that disagree, a batch of states."""
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         actor = Actor(3, [0.0], [2.0], net_arch=(16, 16))
         critics = Critics(3, 1, net_arch=(16, 16))
-    with torch.no_grad():  # make critic 2 clearly different from critic 1, above it on some states, below on others
+    with torch.no_grad():  # critic 2 clearly different from critic 1: above it on some states, below on others
         critics.members[1].net.out.weight.mul_(-3.0)
-    obs = torch.randn(batch, 3, generator=generator)
-    return actor, critics, obs
+    return actor, critics, torch.randn(batch, 3, generator=generator)
 
 
-def _close(value: torch.Tensor, expected: torch.Tensor) -> bool:
-    return bool(torch.allclose(value, expected, atol=1e-5, rtol=1e-4))
+def _critics_problem(critics: Critics, before: dict) -> str | None:
+    if changed(before, critics):
+        return "your function changed the critics' weights: only the actor moves in step 13"
+    if any(p.grad is not None for p in critics.parameters()):
+        return (
+            "the critics were not frozen: backpropagating J left gradients on their weights (wasted work, and"
+            " a critic step taken before they are cleared would follow the actor's objective). Call"
+            " critics.requires_grad_(False) before computing J and critics.requires_grad_(True) after the step"
+        )
+    if not all(p.requires_grad for p in critics.parameters()):
+        return (
+            "the critics are still frozen after your step: call critics.requires_grad_(True) once the actor"
+            " has stepped, or the next critic update (step 12) trains nothing"
+        )
+    return None
 
 
-def check_actor_loss(my_actor_loss) -> bool:
-    """Compare `my_actor_loss(actor, critics, obs)` with -mean Q_1(s, pi(s)) on two seeded cases,
-    and check that its gradient reaches the actor."""
-    problems: list[str] = []
-    for seed in (0, 1):
-        actor, critics, obs = _case(seed)
-        try:
-            loss = my_actor_loss(actor, critics, obs)
-        except Exception as error:  # the student's code: explain, never raise
-            problems.append(f"your function raised {type(error).__name__}: {error}")
-            return report(problems, "")
-        if not isinstance(loss, torch.Tensor):
-            problems.append(f"return a torch.Tensor (the loss to backpropagate), got {type(loss).__name__}.")
-            return report(problems, "")
-        if loss.numel() != 1:
-            problems.append(
-                f"the loss has shape {tuple(loss.shape)}: it must be one number, the mean over the batch (.mean())."
-            )
-            return report(problems, "")
+def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
+    """Play the schedule for delay d: when the actor moved, when the function returned something, and
+    the problems of its steps (the first one only)."""
+    actor, critics, obs = case(seed=d)
+    optimizer = torch.optim.Adam(actor.parameters(), lr=LEARNING_RATE)
+    reference = copy.deepcopy(actor)
+    reference_optimizer = torch.optim.Adam(reference.parameters(), lr=LEARNING_RATE)
+    moved, returned, problems = [], [], []
+    for k in range(1, UPDATES + 1):
+        step = LEARNING_STARTS + TRAIN_FREQ * k
         with torch.no_grad():
-            action = actor(obs)
-            q1, q2 = critics(obs, action)
-        value = loss.detach().reshape(())
-        expected = -q1.mean()
-        wrong = {
-            "sign": (q1.mean(), "the sign is flipped: minimising +Q1 walks the actor toward actions critic 1"
-                                " rates LOW. J = -mean Q1(s, pi(s))."),
-            "critic 2": (-q2.mean(), "you used critic 2: the actor climbs critic 1 only."),
-            "min": (-torch.minimum(q1, q2).mean(), "min(Q1, Q2) belongs to the target y (step 8); the actor"
-                                                   " climbs critic 1 alone."),
-            "average": (-(q1 + q2).mean() / 2, "you averaged the two critics; the actor climbs critic 1 alone."),
-            "sum": (-q1.sum(), "you summed over the batch: use the mean, or the step size grows with the batch size."),
-        }  # fmt: skip
-        if not _close(value, expected):
-            for other, message in wrong.values():
-                if _close(value, other):
-                    problems.append(message)
-                    break
-            else:
-                problems.append(
-                    f"your loss is {value.item():.4g}, expected {expected.item():.4g} = -mean Q1(s, pi(s)):"
-                    " score the actor's own actions actor(obs) with critic 1 (critics.q1 or critics.members[0])."
+            q1, q2 = critics(obs, actor(obs))
+        actor_before, critics_before = snapshot(actor), snapshot(critics)
+        for p in critics.parameters():
+            p.grad = None
+        loss, problem = run_safely(
+            fn, step, k, d, actor, critics, obs, optimizer, what=f"my_delayed_actor({step}, {k}, {d}, ...)"
+        )
+        if problem is not None:
+            if "does not require grad" in problem:
+                problem += (
+                    ". No gradient reaches the actor: J must be computed from actor(obs) itself, not detached"
+                    " and not under torch.no_grad(); the gradient flows from Q1 through the action"
                 )
-            return report(problems, "")
-        if not loss.requires_grad:
-            problems.append(
-                "the value is right but no gradient can flow: do not compute it under torch.no_grad() or"
-                " detach the action; the gradient goes from Q1 through a = pi(s) into the actor."
-            )
-            return report(problems, "")
-        actor.zero_grad(set_to_none=True)
-        loss.reshape(()).backward()
-        if any(p.grad is None or not torch.any(p.grad != 0) for p in actor.parameters()):
-            problems.append(
-                "the gradient does not reach every actor parameter: the action must be actor(obs), not detached."
-            )
-            return report(problems, "")
-    return report(problems, "J = -mean Q1(s, pi(s)): the gradient climbs critic 1 through the actor's action.")
+            return moved, returned, [problem]
+        moved.append(bool(changed(actor_before, actor)))
+        returned.append(loss is not None)
+        problem = _critics_problem(critics, critics_before)
+        if policy_update_due(k, d):
+            actor_update(reference, critics, obs, reference_optimizer)
+            if moved[-1] and not problem:
+                problem = _step_problem(loss, q1, q2, actor, critics, obs, reference)
+        if problem:
+            problems.append(problem)
+    return moved, returned, problems[:1]
+
+
+def _step_problem(loss, q1, q2, actor, critics, obs, reference) -> str | None:
+    """What is wrong with a due step that returned `loss`. q1, q2: the critics' values of pi(s) before it;
+    reference: an actor stepped by td3_steps.actor_update alongside the student's."""
+    expected = -q1.mean()
+    if loss is None:
+        return "your function stepped the actor but returned None: return J, the loss it stepped on"
+    if not close(loss, float(expected)):
+        table = [Mistake(float(wrong(q1, q2)), message) for wrong, message in LOSS_MISTAKES]
+        with torch.no_grad():
+            after = float(-critics.q1(obs, actor(obs)).mean())
+        table.append(Mistake(after, "you returned J computed after the step: return the J you stepped on"))
+        return match_mistake(loss, table) or (
+            f"your J is {float(loss):.4g}, expected {float(expected):.4g} = -mean Q1(s, pi(s)): critic 1 scores"
+            " the actor's own actions actor(obs)"
+        )
+    if all(close(p, q) for p, q in zip(actor.parameters(), reference.parameters())):
+        return None
+    return (
+        "J is right, but the actor's weights differ from one Adam step on it: each due call clears the old"
+        " gradients (optimizer.zero_grad()), backpropagates J once and calls optimizer.step() once"
+    )
+
+
+def check_delayed_actor(fn) -> bool:
+    """Check `fn(env_step, critic_updates, d, actor, critics, obs, optimizer)` over the schedule, d = 2 and 3."""
+    patterns, returns, problems = [], [], []
+    for d in DELAYS:
+        moved, returned, run_problems = _run(fn, d)
+        if len(moved) < UPDATES:  # it raised
+            return report(run_problems, "")
+        patterns.append(moved)
+        returns.append(returned)
+        problems += run_problems
+    calls = [[(LEARNING_STARTS + TRAIN_FREQ * k, k, d) for k in range(1, UPDATES + 1)] for d in DELAYS]
+    expected = [[policy_update_due(k, d) for _, k, d in run] for run in calls]
+    if not any(map(any, patterns)) and returns == expected:
+        return report(
+            ["your function returned J when the actor was due, but the actor did not move: no gradient reached"
+             " its weights. Compute J from actor(obs) itself (not detached, not under torch.no_grad()), then"
+             " optimizer.zero_grad(), J.backward(), optimizer.step()"], "")  # fmt: skip
+    if patterns != expected:
+        table = [Mistake([[bool(due(*call)) for call in run] for run in calls], message)
+                 for due, message in SCHEDULE_MISTAKES]  # fmt: skip
+        steps = ", ".join(str(k) for (_, k, _), m in zip(calls[0], patterns[0]) if m) or "none"
+        return report(
+            [match_mistake(patterns, table) or f"with d = 2 the actor moved after critic updates {steps}; it is"
+             " due after updates 2, 4, 6 (critic_updates % d == 0), and never moves in between"], "")  # fmt: skip
+    return report(
+        problems[:1],
+        "every d-th critic update, one Adam step on J = -mean Q1(s, pi(s)), the critics frozen and untouched.",
+    )

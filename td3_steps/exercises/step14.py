@@ -1,15 +1,51 @@
 """Checker for notebook 14's exercise: the Polyak (soft) update of a target network (step 14).
 
 The student writes `soft_update(online, target, tau) -> None`, which moves every parameter of
-`target` in place: theta' <- tau * theta + (1 - tau) * theta'.
+`target` in place: theta' <- tau * theta + (1 - tau) * theta'. The checker tries tau = 0.1,
+0.005 and 1 on small actors whose target differs from the online network, and names the
+formulas students write instead (MISTAKES).
 """
 
 from __future__ import annotations
 
 import torch
 
-from td3_steps.exercises import report
+from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
 from td3_steps.networks import Actor, make_target
+
+TAUS = (0.1, 0.005, 1.0)
+CALL = "soft_update(online, target, tau)"
+
+# (the target a wrong formula gives from theta (online), theta' (old target) and tau, what to say)
+MISTAKES = [
+    (
+        lambda t, b, tau: 1 - tau * b,
+        "this is the common error 1 - tau * theta': the formula is tau * theta + (1 - tau) * theta', which"
+        " moves the target tau of the way toward the online network.",
+    ),
+    (
+        lambda t, b, tau: (1 - tau) * t + tau * b,
+        "tau and 1 - tau are swapped: the target must move only tau (a small fraction) of the way toward the"
+        " online network, tau * theta + (1 - tau) * theta'.",
+    ),
+    (
+        lambda t, b, tau: t,
+        "the target now equals the online network: that is tau = 1, a hard copy (or theta in both terms);"
+        " move only tau of the way, tau * theta + (1 - tau) * theta', the second term the old target.",
+    ),
+    (
+        lambda t, b, tau: tau * t + b,
+        "the old target is not scaled: theta' must be multiplied by (1 - tau), tau * theta + (1 - tau) * theta'.",
+    ),
+    (
+        lambda t, b, tau: (1 - tau) * b,
+        "the online term is missing: add tau * theta, tau * theta + (1 - tau) * theta'.",
+    ),
+    (
+        lambda t, b, tau: b - tau * (t - b),
+        "the target moved away from the online network: the step is theta' + tau * (theta - theta'), a plus sign.",
+    ),
+]
 
 
 def _case(seed: int):
@@ -25,64 +61,55 @@ def _params(module) -> list[torch.Tensor]:
     return [p.detach().clone() for p in module.parameters()]
 
 
-def _all_close(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
-    return all(torch.allclose(x, z, atol=1e-6, rtol=1e-5) for x, z in zip(a, b))
+def _aliased(online, target) -> bool:
+    """Whether the target shares storage with the online network (it would move with every actor update)."""
+    online_storage = {p.untyped_storage().data_ptr() for p in online.parameters()}
+    return any(p.untyped_storage().data_ptr() in online_storage for p in target.parameters())
 
 
 def check_soft_update(soft_update) -> bool:
     """Run `soft_update(online, target, tau)` for tau in (0.1, 0.005, 1.0) and compare every parameter
     with tau * theta + (1 - tau) * theta'."""
-    problems: list[str] = []
-    for seed, tau in ((0, 0.1), (1, 0.005), (2, 1.0)):
+    for seed, tau in enumerate(TAUS):
         online, target = _case(seed)
         theta, before = _params(online), _params(target)
-        try:
-            soft_update(online, target, tau)
-        except Exception as error:  # the student's code: explain, never raise
-            hint = ""
-            if "in-place" in str(error) or "leaf Variable" in str(error):
-                hint = " (update the parameters under torch.no_grad(): the Polyak step is not part of any gradient)"
-            problems.append(f"your function raised {type(error).__name__}: {error}{hint}")
-            return report(problems, "")
+        online_before, target_before = snapshot(online), snapshot(target)
+        _, problem = run_safely(soft_update, online, target, tau, what=CALL)
+        if problem:
+            if "in-place" in problem or "leaf Variable" in problem:
+                problem += " (update the parameters under torch.no_grad(): the Polyak step is not part of any gradient)"
+            return report([problem], "")
+        if changed(online_before, online):
+            return report(["your function changed the online network: only the target moves."], "")
+        if _aliased(online, target):
+            return report(
+                ["the target now shares its tensors with the online network (p_target.data = p, or the same"
+                 " Parameter objects): it would jump with every actor update. Keep the target's own tensors and"
+                 " change their values in place: p_target.mul_(1 - tau).add_(tau * p)."],
+                "",
+            )  # fmt: skip
         after = _params(target)
-        if not _all_close(_params(online), theta):
-            problems.append("your function changed the online network: only the target moves.")
-        if _all_close(after, before):
-            problems.append(
-                "the target did not change: update its parameters in place (p_target.mul_(...).add_(...) or"
-                " p_target.copy_(...)); assigning a new tensor to a loop variable changes nothing."
-            )
-        if problems:
-            return report(problems, "")
         expected = [tau * t + (1 - tau) * b for t, b in zip(theta, before)]
-        if not _all_close(after, expected):
-            candidates = [
-                ([1 - tau * b for b in before], "this is the common error 1 - tau * theta': the formula is"
-                                                " tau * theta + (1 - tau) * theta'."),
-                ([(1 - tau) * t + tau * b for t, b in zip(theta, before)], "tau and 1 - tau are swapped: the"
-                 " target must move only tau (a small fraction) of the way toward the online network."),
-                (theta, "you copied the online network: that is tau = 1, a hard update."),
-                ([tau * t + b for t, b in zip(theta, before)], "the old target is not scaled: theta' must be"
-                                                                " multiplied by (1 - tau)."),
-            ]  # fmt: skip
-            moved = [not torch.equal(a, b) for a, b in zip(after, before)]
-            for candidate, message in candidates:
-                if _all_close(after, candidate):
-                    problems.append(message)
-                    break
-            else:
-                if not all(moved):
-                    problems.append(
-                        f"only {sum(moved)} of {len(moved)} parameter tensors moved: loop over every pair"
-                        " zip(online.parameters(), target.parameters())."
-                    )
-                else:
-                    problems.append(f"with tau = {tau} the target is not tau * theta + (1 - tau) * theta'.")
-            return report(problems, "")
-        if any(p.requires_grad or p.grad_fn is not None for p in target.parameters()):
-            problems.append(
-                "the target's parameters now require a gradient (or carry a graph): do the update under"
-                " torch.no_grad(); targets are moved by Polyak only, never by a gradient."
-            )
-            return report(problems, "")
-    return report(problems, "theta' <- tau * theta + (1 - tau) * theta', in place, for every parameter.")
+        moved = changed(target_before, target)
+        if not moved:
+            return report(
+                ["the target did not change: update its parameters in place (p_target.mul_(...).add_(...) or"
+                 " p_target.copy_(...)); assigning a new tensor to a loop variable changes nothing."],
+                "",
+            )  # fmt: skip
+        if not close(after, expected, tol=1e-5):
+            table = [Mistake([wrong(t, b, tau) for t, b in zip(theta, before)], message) for wrong, message in MISTAKES]
+            known = match_mistake(after, table, tol=1e-5)
+            if known is None and len(moved) < len(before):
+                known = (
+                    f"only {len(moved)} of {len(before)} parameter tensors moved: loop over every pair"
+                    " zip(online.parameters(), target.parameters())."
+                )
+            return report([known or f"with tau = {tau} the target is not tau * theta + (1 - tau) * theta'."], "")
+        if any(p.requires_grad for p in target.parameters()):
+            return report(
+                ["the values are right, but the target's parameters now record a gradient history: do the update"
+                 " under torch.no_grad(), so the target stays a frozen copy that no loss can reach."],
+                "",
+            )  # fmt: skip
+    return report([], "theta' <- tau * theta + (1 - tau) * theta', in place, for every parameter.")

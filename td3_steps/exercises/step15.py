@@ -3,7 +3,10 @@
 The student writes `td3_iteration(agent)`, one iteration on a TD3 agent (steps 4 to 15), and
 the checker runs it side by side with `TD3.train_step` on an identical agent: after every
 iteration, the critics, the actor and the three targets must agree, and the critic-update
-counter too. A large tau (0.5) and learning rate make every misplaced update visible.
+counter too. A large tau (0.4) and learning rate make every misplaced update visible, and the
+replies name the misplacements students write (a target updated every iteration, before its
+network's update, with a fixed tau, as a hard copy, or as an alias of the online network; the
+delay counted in environment steps; the wrong optimizer; polyak_update's arguments swapped).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import torch
 
 from td3_steps.agent import TD3
 from td3_steps.config import TD3Config
-from td3_steps.exercises import report
+from td3_steps.exercises import Mistake, close, match_mistake, report, run_safely
 
 ITERATIONS = 4
 CONFIG = TD3Config(
@@ -21,11 +24,13 @@ CONFIG = TD3Config(
     buffer_size=500,
     learning_starts=0,
     batch_size=16,
-    tau=0.5,
+    tau=0.4,  # not 0.5: tau and 1 - tau must differ
     policy_delay=2,
     net_arch=(16, 16),
 )
+MATCH_TOL = 1e-5  # a wrong update with tau = 0.005 moves a target by about 1e-4: tell it from no move
 GROUPS = ("actor", "actor_target", "critics", "critic_targets")
+TARGETS = ((14, "actor_target", "actor"), (15, "critic_targets", "critics"))  # (step, target, its online network)
 
 
 def _agent(seed: int = 0) -> TD3:
@@ -43,75 +48,134 @@ def _snapshot(agent: TD3) -> dict[str, list[torch.Tensor]]:
     return {name: [p.detach().clone() for p in getattr(agent, name).parameters()] for name in GROUPS}
 
 
-def _close(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
-    return all(torch.allclose(x, z, atol=1e-5, rtol=1e-4) for x, z in zip(a, b))
-
-
 def _equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
     return all(torch.equal(x, z) for x, z in zip(a, b))
 
 
-def _target_problem(step: int, name: str, online: str, i: int, moved: bool, due: bool) -> str | None:
-    call = f"polyak_update(agent.{online}, agent.{name}, agent.config.tau)"
+def _lerp(online: list[torch.Tensor], target: list[torch.Tensor], tau: float) -> list[torch.Tensor]:
+    """Where one Polyak step from `target` toward `online` lands: tau * theta + (1 - tau) * theta'."""
+    return [tau * o + (1 - tau) * t for o, t in zip(online, target)]
+
+
+def _alias_problem(agent: TD3) -> str | None:
+    for _, name, online in TARGETS:
+        storage = {p.untyped_storage().data_ptr() for p in getattr(agent, online).parameters()}
+        if any(p.untyped_storage().data_ptr() in storage for p in getattr(agent, name).parameters()):
+            return (
+                f"agent.{name} now shares its tensors with agent.{online} (agent.{name} = agent.{online}, or"
+                f" .data = ...): a target that IS the online network is no target at all. Keep the target and move"
+                f" it with polyak_update(agent.{online}, agent.{name}, agent.config.tau)."
+            )
+    return None
+
+
+def _actor_problem(i: int, due: bool, before, ours, theirs, backpropagated: bool) -> str | None:
+    moved = not _equal(ours["actor"], before["actor"])
+    if due and not moved and backpropagated:
+        return (
+            f"at iteration {i} the actor's loss was backpropagated but the actor did not move: its step is taken by"
+            " agent.actor_optimizer; agent.critic_optimizer holds only the critics' weights."
+        )
     if due and not moved:
-        return f"iteration {i} is a delayed one, but agent.{name} did not move: step {step} is {call}, in the same branch as the actor's update."
+        return (
+            f"the actor should move at iteration {i}: call actor_update(agent.actor, agent.critics, batch.obs,"
+            " agent.actor_optimizer) when policy_update_due(agent.critic_updates, agent.config.policy_delay)."
+        )
+    if moved and not due:
+        return (
+            f"the actor moved at iteration {i}, but it moves only every d-th critic update: test"
+            " policy_update_due(agent.critic_updates, agent.config.policy_delay). The delay counts critic"
+            " updates, never environment steps (agent.num_steps)."
+        )
+    if due and not close(ours["actor"], theirs["actor"]):
+        return (
+            f"the actor's step at iteration {i} differs from actor_update(agent.actor, agent.critics,"
+            " batch.obs, agent.actor_optimizer) on this iteration's batch."
+        )
+    return None
+
+
+def _online_problem(i: int, before, ours, theirs) -> str | None:
+    """An online network pulled toward its target: polyak_update's arguments swapped."""
+    for _, name, online in TARGETS:
+        swapped = _lerp(before[name], theirs[online], CONFIG.tau)
+        if not close(ours[online], theirs[online]) and close(ours[online], swapped):
+            return (
+                f"at iteration {i} agent.{online} moved toward agent.{name}: polyak_update(online, target, tau)"
+                f" moves its SECOND argument; call polyak_update(agent.{online}, agent.{name}, agent.config.tau)."
+            )
+    return None
+
+
+def _target_problem(i: int, due: bool, step: int, name: str, online: str, before, ours, theirs) -> str | None:
+    call = f"polyak_update(agent.{online}, agent.{name}, agent.config.tau)"
+    moved = not _equal(ours[name], before[name])
     if moved and not due:
         return f"agent.{name} moved in iteration {i}, which is not a delayed one: step {step} ({call}) runs only when the actor is updated, every d-th critic update."
-    return None
+    if not due or close(ours[name], theirs[name]):
+        return None
+    early = Mistake(
+        _lerp(before[online], before[name], CONFIG.tau),
+        f"agent.{name} moved toward the {online} as they were before this iteration's updates: update the"
+        f" {online} first, then the targets.",
+    )
+    online_moved = not _equal(ours[online], before[online])
+    if not moved:  # a target stepped toward an online network that had not moved yet may not move at all
+        stayed = f"iteration {i} is a delayed one, but agent.{name} did not move: step {step} is {call}, in the same branch as the actor's update."
+        return (online_moved and match_mistake(ours[name], [early], tol=MATCH_TOL)) or stayed
+    mistakes = [
+        early,
+        Mistake(
+            theirs[online],
+            f"agent.{name} is a hard copy of agent.{online} (tau = 1): move it only tau of the way, {call}.",
+        ),
+        Mistake(
+            _lerp(theirs[online], before[name], 1 - CONFIG.tau),
+            f"agent.{name} moved 1 - tau of the way: pass tau itself, {call} moves the target tau of the way.",
+        ),
+        Mistake(
+            _lerp(theirs[online], before[name], 0.005),
+            f"agent.{name} moved with tau = 0.005, but tau is {CONFIG.tau} here: read it from agent.config.tau.",
+        ),
+    ]
+    return match_mistake(ours[name], mistakes if online_moved else mistakes[1:], tol=MATCH_TOL) or (
+        f"agent.{name} is not where {call} puts it (tau is {CONFIG.tau} here: read it from agent.config)."
+    )
 
 
 def check_td3_iteration(td3_iteration) -> bool:
     """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents for four iterations
-    (policy_delay 2, tau 0.5) and compare all five networks and the critic-update counter."""
-    problems: list[str] = []
+    (policy_delay 2, tau 0.4) and compare all five networks and the critic-update counter."""
     student, reference = _agent(), _agent()
     for i in range(1, ITERATIONS + 1):
         before = _snapshot(student)
-        try:
-            td3_iteration(student)
-        except Exception as error:  # the student's code: explain, never raise
-            problems.append(f"iteration {i}: your function raised {type(error).__name__}: {error}")
-            return report(problems, "")
+        _, problem = run_safely(td3_iteration, student, what=f"td3_iteration(agent), iteration {i},")
+        if problem:
+            return report([problem], "")
         reference.train_step()
-        ours, theirs = _snapshot(student), _snapshot(reference)
         if student.critic_updates != reference.critic_updates:
-            problems.append(
-                f"after iteration {i} agent.critic_updates is {student.critic_updates}, expected {i}: add 1 once"
-                " per iteration, right after the critic update (the delay counts these)."
-            )
-            return report(problems, "")
+            return report(
+                [f"after iteration {i} agent.critic_updates is {student.critic_updates}, expected {i}: add 1 once"
+                 " per iteration, right after the critic update (the delay counts these)."],
+                "",
+            )  # fmt: skip
+        problem = _alias_problem(student)
+        if problem:
+            return report([problem], "")
+        ours, theirs = _snapshot(student), _snapshot(reference)
         due = not _equal(theirs["actor"], before["actor"])
-        moved = {name: not _equal(ours[name], before[name]) for name in GROUPS}
-        if moved["actor"] != due:
+        backpropagated = any(p.grad is not None for p in student.actor.parameters())
+        actor = _online_problem(i, before, ours, theirs) or _actor_problem(i, due, before, ours, theirs, backpropagated)
+        # a wrong actor update explains its target's position: then only the critics' target is judged
+        touched = backpropagated or not _equal(ours["actor"], before["actor"])
+        targets = TARGETS[1:] if actor and touched else TARGETS
+        problems = [actor] + [_target_problem(i, due, *target, before, ours, theirs) for target in targets]
+        problems = [p for p in problems if p]
+        if not problems and not close(ours["critics"], theirs["critics"]):
             problems.append(
-                f"the actor should move at iteration {i}: call actor_update(agent.actor, agent.critics, batch.obs,"
-                " agent.actor_optimizer) when policy_update_due(agent.critic_updates, agent.config.policy_delay)."
-                if due
-                else f"the actor moved at iteration {i}, but it moves only every d-th critic update: test"
-                " policy_update_due(agent.critic_updates, agent.config.policy_delay). The delay counts critic"
-                " updates, never environment steps (agent.num_steps)."
-            )
-        elif due and not _close(ours["actor"], theirs["actor"]):
-            problems.append(
-                f"the actor's step at iteration {i} differs from actor_update(agent.actor, agent.critics,"
-                " batch.obs, agent.actor_optimizer) on this iteration's batch."
-            )
-        for step, name, online in ((14, "actor_target", "actor"), (15, "critic_targets", "critics")):
-            tau = CONFIG.tau
-            early = [tau * o + (1 - tau) * t for o, t in zip(before[online], before[name])]
-            if due and moved[online] and not _close(ours[name], theirs[name]) and _close(ours[name], early):
-                problem = f"agent.{name} moved toward the {online} as they were before this iteration's updates: update the {online} first, then the targets."
-            else:
-                problem = _target_problem(step, name, online, i, moved[name], due)
-            if problem is None and due and not _close(ours[name], theirs[name]):
-                problem = f"agent.{name} is not where polyak_update(agent.{online}, agent.{name}, agent.config.tau) puts it (tau is {tau} here: read it from agent.config)."
-            if problem:
-                problems.append(problem)
-        if not problems and not _close(ours["critics"], theirs["critics"]):
-            problems.append(
-                f"the critics differ from TD3.train_step after iteration {i}: keep steps 4 to 12 as given (the batch"
-                " and then the smoothing noise are drawn from agent.update_rng, in that order)."
+                f"the critics differ from TD3.train_step after iteration {i}: keep steps 4 to 12 as given (the"
+                " batch and then the smoothing noise are drawn from agent.update_rng, in that order)."
             )
         if problems:
             return report(problems, "")
-    return report(problems, "the whole iteration: critics every time; actor and both targets every d-th critic update.")
+    return report([], "the whole iteration: critics every time; actor and both targets every d-th critic update.")

@@ -1,0 +1,147 @@
+"""Build every notebook as a reveal.js slide deck, with nbconvert's SlidesExporter, into decks/ (git-ignored).
+
+    python scripts/build_decks.py                                  # all fifteen: decks/NN_name.slides.html
+    python scripts/build_decks.py notebooks/08_clipped_double_q.ipynb --out /tmp/decks
+    python scripts/build_decks.py --online                         # load reveal.js & co. from nbconvert's CDNs
+
+The decks work offline: reveal.js, MathJax 2 (for the equations), RequireJS and jQuery, which
+nbconvert's reveal template loads, lie next to them in decks/lib/, fetched once from the npm
+registry with `npm pack` (Node's npm must be installed for that; --online needs no npm, but the
+room's projector then needs the web). Open a deck in a browser: arrow keys move, `s` opens the
+presenter view with the notes cells, `o` the overview of slides.
+
+A deck is the notebook as stored (outputs included): each cell's slideshow.slide_type says where it
+goes (slide, subslide, fragment, `-` to continue, skip, notes). The Colab install cell is skipped
+whatever its metadata says; code is set for a 1280x720 projector (no In/Out prompts, so an
+88-character line fits), and pictures are capped to the slide's height.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+import nbformat
+from jinja2 import DictLoader
+from nbconvert import SlidesExporter
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = ROOT / "decks"
+WIDTH, HEIGHT = 1280, 720
+
+# npm package, version, and the files of it a deck needs (paths in the package; a folder takes all under it).
+LIBRARIES = {
+    "reveal.js": ("4.6.1", ["LICENSE", "dist", "plugin/notes"]),
+    "mathjax": ("2.7.9", ["LICENSE", "MathJax.js", "config/TeX-AMS_CHTML-full.js", "config/Safe.js", "extensions",
+                          "jax/input/TeX", "jax/output/CommonHTML", "jax/element", "localization/en",
+                          "fonts/HTML-CSS/TeX/woff"]),
+    "requirejs": ("2.3.7", ["require.js"]),
+    "jquery": ("3.7.1", ["LICENSE.txt", "dist/jquery.min.js"]),
+}  # fmt: skip
+OFFLINE_URLS = {
+    "reveal_url_prefix": "lib/reveal.js",
+    "mathjax_url": "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+    "require_js_url": "lib/requirejs/require.js",
+    "jquery_url": "lib/jquery/dist/jquery.min.js",
+}
+
+# nbconvert's reveal template, less Mermaid (loaded from a CDN, and no notebook draws with it), and with
+# pictures no taller than a slide leaves under a heading.
+TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block html_head_css -%}
+<style type="text/css">
+.reveal .jp-RenderedSVG img, .reveal .jp-RenderedImage img { max-height: 480px; width: auto; max-width: 100%; }
+</style>
+{%- endblock html_head_css -%}
+"""
+
+
+def fetch_libraries(lib: Path) -> None:
+    """Put the files of LIBRARIES into `lib`/<name>/, from the npm registry, unless they are there."""
+    missing = {name: spec for name, spec in LIBRARIES.items() if not (lib / name / ".version").exists()
+               or (lib / name / ".version").read_text() != spec[0]}  # fmt: skip
+    if not missing:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit(
+            "build_decks needs npm once, to fetch reveal.js and MathJax for offline decks: install "
+            "Node.js (e.g. apt-get install npm), or build with --online to load them from the web"
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        packages = [f"{name}@{version}" for name, (version, _) in missing.items()]
+        subprocess.run([npm, "pack", "--silent", "--pack-destination", tmp, *packages], check=True, capture_output=True)
+        for name, (version, wanted) in missing.items():
+            target = lib / name
+            shutil.rmtree(target, ignore_errors=True)
+            with tarfile.open(Path(tmp) / f"{name}-{version}.tgz") as archive:
+                members = [m for m in archive.getmembers() if m.isfile() and not m.name.endswith(".map") and any(
+                    m.name.removeprefix("package/") == w or m.name.removeprefix("package/").startswith(w + "/")
+                    for w in wanted)]  # fmt: skip
+                for member in members:
+                    member.name = member.name.removeprefix("package/")
+                archive.extractall(target, members=members, filter="data")
+            (target / ".version").write_text(version)
+
+
+def exporter(online: bool = False) -> SlidesExporter:
+    """nbconvert's SlidesExporter, set for a 1280x720 projector and, unless `online`, for decks/lib/."""
+    urls = {} if online else OFFLINE_URLS
+    return SlidesExporter(
+        extra_loaders=[DictLoader({"td3_deck.html.j2": TEMPLATE})],
+        template_file="td3_deck.html.j2",
+        reveal_width=str(WIDTH),
+        reveal_height=str(HEIGHT),
+        reveal_theme="white",
+        reveal_number="c/t",
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        **urls,
+    )
+
+
+def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook as a deck shows it: the Colab install cell skipped, no widget state to load from a CDN."""
+    notebook = copy.deepcopy(notebook)
+    first = notebook.cells[0]
+    if first.cell_type == "code" and "google.colab" in first.source:
+        first.metadata.setdefault("slideshow", {})["slide_type"] = "skip"
+    notebook.metadata.pop("widgets", None)
+    return notebook
+
+
+def build(paths: list[Path], out: Path = DEFAULT_OUT, online: bool = False) -> list[Path]:
+    """Write out/<name>.slides.html for each notebook (and out/lib/ unless `online`); return the decks."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not online:
+        fetch_libraries(out / "lib")
+    slides = exporter(online)
+    decks = []
+    for path in paths:
+        notebook = deck_notebook(nbformat.read(path, as_version=4))
+        html, _ = slides.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
+        deck = out / f"{path.stem}.slides.html"
+        deck.write_text(html)
+        decks.append(deck)
+    return decks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to build (default: all fifteen)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the decks (default: decks/)")
+    parser.add_argument("--online", action="store_true", help="load reveal.js, MathJax & co. from the web")
+    args = parser.parse_args()
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for deck in build(paths, args.out, args.online):
+        print(f"{deck} ({deck.stat().st_size // 1024} KB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Every notebook builds as a slide deck (scripts/build_decks.py) that works offline, and a real browser
+(Debian's headless Chromium, driven by playwright) moves through each deck with the arrow keys: every key
+press changes the slide, and no slide's content is wider than a 1280x720 projector.
+
+Skipped, with the reason, where Chromium or npm is absent; in CI (CI=true) they must be there."""
+
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+from scripts.build_decks import HEIGHT, WIDTH, build
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SHOTS = Path(os.environ.get("TD3_DECK_SHOTS", "/tmp"))  # screenshots of each deck's first slides: deck-NN-k.png
+
+# A slide has settled when it is laid out (two frames), MathJax has typeset it again (nbconvert's decks re-render
+# the equations of each slide they show) and every equation has its width (MathJax's fonts loaded), or 5 s passed.
+SETTLED = """new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))
+  .then(() => new Promise(done => MathJax.Hub.Queue(done)))
+  .then(() => new Promise(done => {
+    const start = Date.now();
+    const poll = () => {
+      const math = [...document.querySelectorAll('section.present .mjx-chtml')];
+      if (math.every(m => m.getBoundingClientRect().width > 0) || Date.now() - start > 5000) done();
+      else setTimeout(poll, 50);
+    };
+    poll();
+  }))"""
+
+# The slide on screen: its number among all slides, its address, fragments still hidden, whether a slide lies below it, what sticks out
+# sideways (text, pictures, tables, beyond the viewport or clipped by a box), and how tall it is.
+CURRENT = """() => {
+  const slide = [...document.querySelectorAll('.reveal .slides section.present')]
+    .filter(s => !s.querySelector('section.present')).pop();
+  const W = window.innerWidth;
+  const right = el => {
+    let edge = W;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+      if (getComputedStyle(a).overflowX !== 'visible') edge = Math.min(edge, a.getBoundingClientRect().right);
+    return edge;
+  };
+  const hidden = el => el.closest('.MJX_Assistive_MathML, aside.notes, script, style');
+  const wide = [];
+  const texts = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+  for (let node; (node = texts.nextNode());) {
+    if (!node.textContent.trim() || hidden(node.parentElement)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const box of range.getClientRects())
+      if (box.width && box.right > right(node.parentElement) + 1) wide.push(node.textContent.trim().slice(0, 60));
+  }
+  for (const el of slide.querySelectorAll('img, svg, canvas, table, video')) {
+    const box = el.getBoundingClientRect();
+    if (!hidden(el) && box.width && !el.closest('svg svg') && box.right > right(el) + 1) wide.push(`<${el.tagName}>`);
+  }
+  const below = slide.nextElementSibling && slide.nextElementSibling.tagName === 'SECTION';
+  const index = [...document.querySelectorAll('.reveal .slides section:not(.stack)')].indexOf(slide);
+  return {index, where: location.hash, hiddenFragments: slide.querySelectorAll('.fragment:not(.visible)').length,
+          below: !!below, wide, height: slide.scrollHeight, text: slide.innerText.trim().slice(0, 50)};
+}"""
+
+
+def _needs(tool: str | None, what: str) -> None:
+    if tool is None:
+        message = f"{what} is not installed"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}: .ci/run installs it")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    _needs(shutil.which("npm"), "npm (to fetch reveal.js and MathJax for offline decks)")
+    out = tmp_path_factory.mktemp("decks")
+    return {deck.stem.removesuffix(".slides"): deck for deck in build(NOTEBOOKS, out)}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _needs(CHROMIUM, "chromium (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def test_every_notebook_builds_an_offline_deck(decks):
+    assert sorted(decks) == [p.stem for p in NOTEBOOKS]
+    lib = next(iter(decks.values())).parent / "lib"
+    for deck in decks.values():
+        html = deck.read_text()
+        assert "lib/reveal.js/dist/reveal.js" in html and "lib/mathjax/MathJax.js" in html
+        assert "unpkg.com" not in html and "cdnjs" not in html, f"{deck.name} loads from the web"
+        assert "google.colab" not in html.split("<section")[1], f"{deck.name} opens on the Colab install cell"
+    assert (lib / "reveal.js" / "plugin" / "notes" / "notes.js").exists()
+
+
+@pytest.mark.parametrize("name", [p.stem for p in NOTEBOOKS])
+def test_arrow_keys_move_through_every_slide_and_nothing_is_too_wide(decks, browser, name):
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    failed, errors = [], []
+    page.on("requestfailed", lambda request: failed.append(request.url))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{decks[name].as_uri()}?transition=none&backgroundTransition=none")
+    page.wait_for_selector(".reveal.ready", timeout=30_000)
+    page.wait_for_function("window.MathJax && MathJax.isReady", timeout=30_000)
+    slides = page.evaluate("document.querySelectorAll('.reveal .slides section:not(.stack)').length")
+    visited, too_tall, steps = [], [], 0
+    page.evaluate(SETTLED)
+    state = page.evaluate(CURRENT)
+    while True:
+        assert not state["wide"], (
+            f"{name} {state['where']} ({state['text']!r}) is wider than {WIDTH} px: {state['wide']}"
+        )
+        if state["index"] not in visited:
+            visited.append(state["index"])
+            if state["height"] > HEIGHT:
+                too_tall.append(state["where"])
+        if len(visited) <= 3:
+            page.screenshot(path=SHOTS / f"deck-{name[:2]}-{len(visited)}.png")
+        if len(visited) == slides and not state["hiddenFragments"]:
+            break
+        key = "ArrowDown" if state["below"] or state["hiddenFragments"] else "ArrowRight"
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "([where, hidden]) => location.hash !== where ||"
+            " document.querySelectorAll('section.present .fragment:not(.visible)').length !== hidden",
+            arg=[state["where"], state["hiddenFragments"]],
+            timeout=5_000,
+        )  # raises if the key press changed nothing: no new slide, no new fragment
+        page.evaluate(SETTLED)
+        state = page.evaluate(CURRENT)
+        steps += 1
+        assert steps < 10 * slides, f"{name}: the arrow keys go round in circles ({visited})"
+    page.close()
+    assert len(visited) == slides, f"{name}: reached {len(visited)} of {slides} slides"
+    assert not errors and not failed, f"{name}: errors {errors}, files not found {failed}"
+    if too_tall:
+        warnings.warn(f"{name}: slides taller than {HEIGHT} px: {', '.join(too_tall)}", stacklevel=1)

@@ -1,0 +1,80 @@
+"""The toolkit every exercise checker shares (td3_steps/exercises/__init__.py)."""
+
+import torch
+
+from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+
+
+def test_report_prints_each_problem_or_the_success(capsys):
+    assert not report(["the sign is wrong", "the shape is (B,)"], "well done")
+    assert capsys.readouterr().out == "Not yet:\n  - the sign is wrong\n  - the shape is (B,)\n"
+    assert report([], "well done")
+    assert capsys.readouterr().out == "Correct! well done\n"
+
+
+def test_run_safely_returns_the_result_or_a_sentence():
+    assert run_safely(lambda a, b: a + b, 2, 3) == (5, None)
+
+    def broken(x):
+        return x.unknown
+
+    result, problem = run_safely(broken, 1, what="my_fn(x)")
+    assert result is None
+    assert problem == "my_fn(x) raised AttributeError: 'int' object has no attribute 'unknown'"
+
+
+def test_run_safely_reports_an_untouched_todo():
+    def todo(x):
+        raise NotImplementedError
+
+    result, problem = run_safely(todo, 1, what="my_loss(q, y)")
+    assert result is None and "my_loss(q, y) is not written yet" in problem
+
+
+def test_snapshot_and_changed_name_the_parameters_that_moved():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Linear(3, 1))
+    before = snapshot(net)
+    assert changed(before, net) == []
+    with torch.no_grad():
+        net[1].bias.add_(0.5)
+    assert changed(before, net) == ["1.bias"]
+    assert not torch.equal(before["1.bias"], net[1].bias), "the snapshot is a copy, not a view"
+
+
+def test_changed_refuses_a_snapshot_of_another_module():
+    before = snapshot(torch.nn.Linear(2, 3))
+    try:
+        changed(before, torch.nn.Sequential(torch.nn.Linear(2, 3)))
+    except ValueError as error:
+        assert "snapshot(module)" in str(error)
+    else:
+        raise AssertionError("changed() compared parameters with different names")
+
+
+def test_close_compares_values_and_shapes():
+    column = torch.tensor([[1.0], [2.0]])
+    assert close(column + 1e-6, column)
+    assert not close(column.squeeze(1), column), "a (B,) answer is not a (B, 1) one"
+    assert not close(column + 0.1, column)
+    assert close(torch.tensor(3.00001), 3.0) and close(3, 3.0)
+    assert not close(torch.tensor([3.0, 3.0]), 3.0) and not close("3", 3.0) and not close(True, 1.0)
+    assert close((column, 2.0), (column.clone(), 2.0)) and not close((column,), (column, column))
+    assert close(1000.05, 1000.0) and not close(1000.5, 1000.0), "relative above 1"
+    assert close(None, None) and not close(0, None)
+
+
+def test_match_mistake_names_the_first_matching_mistake():
+    y = torch.tensor([[1.0], [-2.0]])
+    mistakes = [
+        Mistake(-y, "the sign is flipped"),
+        Mistake(lambda answer: answer.shape == (2,), "the answer is (B,), not (B, 1)"),
+        Mistake(2 * y, "the factor 2 is extra"),
+        Mistake(lambda answer: answer.unknown, "never matches: it raises"),
+    ]
+    assert match_mistake(-y, mistakes) == "the sign is flipped"
+    assert match_mistake(y.squeeze(1), mistakes) == "the answer is (B,), not (B, 1)"
+    assert match_mistake(2 * y + 1e-6, mistakes) == "the factor 2 is extra"
+    assert match_mistake(y, mistakes) is None, "the right answer is no mistake"
+    assert match_mistake(2 * y + 0.01, mistakes) is None
+    assert match_mistake(2 * y + 0.01, mistakes, tol=0.1) == "the factor 2 is extra"

@@ -1,0 +1,69 @@
+"""The student edition (scripts/student_edition.py) holds no solution and no presenter notes, keeps every
+exercise and check cell, and each check's stored output says "Not yet"; with --no-outputs, nothing is stored."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from scripts.student_edition import solution_code, tags, write_edition
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def editions(tmp_path_factory):
+    out = tmp_path_factory.mktemp("edition")
+    return write_edition(out / "with_outputs"), write_edition(out / "no_outputs", outputs=False)
+
+
+def _cells(notebook, tag):
+    return [cell for cell in notebook.cells if tag in tags(cell)]
+
+
+def _content(cells) -> str:
+    """Everything a reader sees in `cells`: sources, and the text of every output."""
+    parts = []
+    for cell in cells:
+        parts.append(cell.source)
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts += [str(value) for value in output.get("data", {}).values()]
+    return "\n".join(parts)
+
+
+def test_the_edition_has_every_notebook(editions):
+    for edition in editions:
+        assert [p.name for p in edition] == [p.name for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("index", range(len(NOTEBOOKS)), ids=[p.stem for p in NOTEBOOKS])
+def test_no_solution_no_notes_every_check_says_not_yet(editions, index):
+    source = nbformat.read(NOTEBOOKS[index], as_version=4)
+    edition = nbformat.read(editions[0][index], as_version=4)
+    text = _content(edition.cells)
+
+    kept = [c for c in source.cells if not {"solution", "notes"} & set(tags(c))]
+    assert [(c.cell_type, c.source, c.metadata) for c in edition.cells] == [
+        (c.cell_type, c.source, c.metadata) for c in kept
+    ], "only solution and notes cells go; every other cell is as it was"
+    assert not _cells(edition, "solution") and not _cells(edition, "notes")
+    assert "**Presenter notes.**" not in text and "<summary>Solution" not in text
+
+    others = _content(kept)
+    for cell in _cells(source, "solution"):
+        code = solution_code(cell) if cell.cell_type == "markdown" else cell.source
+        assert code not in text, "the solution's code is in the edition"
+        for line in code.splitlines():
+            if line.strip() and line not in others:  # a line only the solution has, e.g. not the def line
+                assert line not in text, f"solution line in the edition: {line!r}"
+
+    checks = _cells(edition, "check")
+    assert len(checks) == len(_cells(source, "check")) == 1, "one check cell, kept"
+    out = "".join(o.get("text", "") for o in checks[0].outputs if o.output_type == "stream")
+    assert out.startswith("Not yet"), f"the stored check output should say Not yet, not {out[:60]!r}"
+
+    bare = nbformat.read(editions[1][index], as_version=4)
+    assert all(not c.outputs and c.execution_count is None for c in bare.cells if c.cell_type == "code")
+    assert [c.source for c in bare.cells] == [c.source for c in edition.cells]

@@ -1,0 +1,72 @@
+"""td3_steps.overestimation: the true discounted return of a Pendulum-v1 state, and the stored runs of notebooks 08, 13."""
+
+import json
+import math
+from importlib import resources
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from td3_steps import TD3, TD3Config
+from td3_steps.overestimation import (
+    PENDULUM_MAX_COST,
+    estimate_and_true_return,
+    rollout_horizon,
+    true_discounted_return,
+)
+
+
+class ConstantActor(torch.nn.Module):
+    """The same torque in every state."""
+
+    def __init__(self, torque: float):
+        super().__init__()
+        self.torque = torch.nn.Parameter(torch.tensor([torque]))
+
+    def forward(self, obs):
+        return self.torque.expand(len(obs), 1)
+
+
+def test_the_horizon_leaves_out_at_most_the_tolerance():
+    for gamma in (0.9, 0.98, 0.99):
+        horizon = rollout_horizon(gamma)
+        left_out = [gamma**h * PENDULUM_MAX_COST / (1 - gamma) for h in (horizon, horizon - 1)]
+        assert left_out[0] <= 1.0 < left_out[1]
+    assert rollout_horizon(0.99) == 736
+    with pytest.raises(ValueError, match="gamma"):
+        rollout_horizon(1.0)
+
+
+def test_true_return_matches_a_rollout_of_gymnasiums_pendulum():
+    theta, speed, gamma, horizon = 2.0, -1.5, 0.95, 300
+    obs = torch.tensor([[math.cos(theta), math.sin(theta), speed]])
+    env = gym.make("Pendulum-v1", max_episode_steps=horizon)
+    env.reset(seed=0)
+    env.unwrapped.state = np.array([theta, speed])
+    expected = sum(gamma**t * env.step(np.array([0.7], dtype=np.float32))[1] for t in range(horizon))
+    assert true_discounted_return(ConstantActor(0.7), obs, gamma, horizon) == pytest.approx([expected], rel=1e-6)
+
+
+def test_a_pendulum_at_rest_upright_is_worth_nothing():
+    upright = torch.tensor([[1.0, 0.0, 0.0]] * 3)
+    assert np.array_equal(true_discounted_return(ConstantActor(0.0), upright, 0.99, 50), np.zeros(3))
+
+
+def test_only_pendulum_agents_are_measured():
+    agent = TD3("MountainCarContinuous-v0", TD3Config(learning_starts=10, net_arch=(8,)), seed=0, device="cpu")
+    agent.learn(20)
+    with pytest.raises(ValueError, match="Pendulum-v1"):
+        estimate_and_true_return(agent, 4, torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("name, runs", [("overestimation", ("1", "2")), ("policy_delay", ("1", "2"))])
+def test_the_stored_runs_ship_inside_the_package(name, runs):
+    stored = json.loads((resources.files("td3_steps") / "shipped" / "experiments" / f"{name}.json").read_text())
+    assert stored["command"].startswith(f"python benchmarks/{name}.py")
+    assert tuple(stored["runs"]) == runs
+    for by_seed in stored["runs"].values():
+        for values in by_seed.values():
+            series = values.values() if isinstance(values, dict) else [values]
+            assert all(len(s) == len(stored["steps"]) for s in series)

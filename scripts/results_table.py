@@ -1,5 +1,7 @@
 """Write the README's Results table (between <!-- results:start --> and <!-- results:end -->)
-from the runs shipped in assets/: each one's run.json and metrics.csv, beside published figures.
+from the runs shipped in assets/ and in the package (td3_steps/shipped/, the ones notebook 15
+shows): each one's run.json, metrics.csv and protocol.json (scripts/evaluate_agents.py), beside
+published figures.
 
     python scripts/results_table.py
 tests/test_shipped_agents.py fails while the table is out of date.
@@ -12,10 +14,11 @@ import statistics
 from pathlib import Path
 
 from td3_steps.course import replace_between
-from td3_steps.metrics import evaluations_of, read_metrics
+from td3_steps.metrics import best_evaluation_step, evaluations_of, read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
+PACKAGE_RUNS = ROOT / "td3_steps" / "shipped"  # inside the package, so that notebook 15 finds them anywhere
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
 
@@ -38,13 +41,21 @@ REFERENCES = {
 
 
 def shipped_runs() -> dict[str, list[Path]]:
-    """The run directories in assets/ (those holding a run.json), grouped by task: assets/<task>[/seedN]."""
+    """The run directories (those holding a run.json) in assets/ and td3_steps/shipped/, grouped by task,
+    in the order of the task's name: <home>/<task>[/seedN]."""
     groups: dict[str, list[Path]] = {}
-    for run_json in sorted(ASSETS.glob("**/run.json")):
-        run_dir = run_json.parent
-        task = run_dir.parent if run_dir.name.startswith("seed") else run_dir
-        groups.setdefault(task.relative_to(ASSETS).as_posix(), []).append(run_dir)
-    return groups
+    for home in (ASSETS, PACKAGE_RUNS):
+        for run_json in sorted(home.glob("**/run.json")):
+            run_dir = run_json.parent
+            task = run_dir.parent if run_dir.name.startswith("seed") else run_dir
+            groups.setdefault(task.relative_to(home).as_posix(), []).append(run_dir)
+    return dict(sorted(groups.items()))
+
+
+def task_folder(run_dirs: list[Path]) -> str:
+    """Where a task's runs live, from the repository's root: assets/hopper, td3_steps/shipped/walker2d."""
+    first = run_dirs[0]
+    return (first.parent if first.name.startswith("seed") else first).relative_to(ROOT).as_posix()
 
 
 def _cell(evaluations: list[dict[int, tuple[float, float]]], step_of) -> str:
@@ -56,24 +67,46 @@ def _cell(evaluations: list[dict[int, tuple[float, float]]], step_of) -> str:
     return f"{statistics.mean(means):.1f} ± {statistics.stdev(means):.1f} (seeds)"
 
 
+def _shipped_actor(runs: list[dict]) -> str:
+    """Which actor policy.pt holds (run.json's "shipped_actor", written by scripts/ship_run.py; else the final one)."""
+    chosen = {(r.get("shipped_actor", {}).get("file", "policy.pt"), r.get("shipped_actor", {}).get("step")) for r in runs}
+    if len(chosen) > 1:
+        return "mixed"
+    file, step = chosen.pop()
+    return "final" if file == "policy.pt" else f"best by validation (step {step:,})"
+
+
+def _protocol(protocols: list[dict]) -> str:
+    """The protocol's fresh episodes: mean ± std and min; the number of falls where falls are counted."""
+    episodes = sum(p["episodes"] for p in protocols)
+    returns = [r for p in protocols for r in p["returns"]]
+    falls = [p["falls"] for p in protocols if p["falls"] is not None]
+    cell = f"{statistics.fmean(returns):.1f} ± {statistics.pstdev(returns):.1f}, min {min(returns):.1f}"
+    if not falls:
+        return f"{cell} ({episodes} episodes)"
+    return f"{cell}, {sum(falls)} {'fall' if sum(falls) == 1 else 'falls'} in {episodes}"
+
+
 def table() -> str:
     lines = [
-        "| task | preset | steps | seeds | final evaluation | best evaluation | published | command |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | preset | steps | seeds | final evaluation | best evaluation | shipped actor | protocol: fresh episodes"
+        " | published | command |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for task, run_dirs in shipped_runs().items():
+    for run_dirs in shipped_runs().values():
         runs = [json.loads((d / "run.json").read_text()) for d in run_dirs]
         evaluations = [evaluations_of(read_metrics(d / "metrics.csv")) for d in run_dirs]
         final = _cell(evaluations, max)
-        best = _cell(evaluations, lambda series: max(series, key=lambda step: series[step][0]))
+        best = _cell(evaluations, best_evaluation_step)
+        protocol = _protocol([json.loads((d / "protocol.json").read_text()) for d in run_dirs])
         steps = max(evaluations[0])
         seeds = ", ".join(str(run["seed"]) for run in runs)
         env_id, preset = runs[0]["env_id"], runs[0]["preset"]
         seed = "S" if len(runs) > 1 else str(runs[0]["seed"])
         command = f"`python -m td3_steps train --preset {preset} --seed {seed}`"
         lines.append(
-            f"| {env_id} ([assets/{task}](assets/{task})) | `{preset}` | {steps:,} | {seeds} | {final} | {best} |"
-            f" {REFERENCES.get(env_id, '')} | {command} |"
+            f"| {env_id} ([{task_folder(run_dirs)}]({task_folder(run_dirs)})) | `{preset}` | {steps:,} | {seeds} | {final} | {best} |"
+            f" {_shipped_actor(runs)} | {protocol} | {REFERENCES.get(env_id, '')} | {command} |"
         )
     return "\n".join(lines)
 

@@ -14,7 +14,7 @@ import json
 import statistics
 from pathlib import Path
 
-from td3_steps.metrics import evaluations_of, read_metrics
+from td3_steps.metrics import best_evaluation_step, evaluations_of, read_metrics
 
 
 def summary(run_dir: Path, level: float | None = None, ranges: tuple[tuple[int, int | None], ...] = ()) -> str:
@@ -24,7 +24,7 @@ def summary(run_dir: Path, level: float | None = None, ranges: tuple[tuple[int, 
         raise SystemExit(f"{run_dir / 'metrics.csv'} has no evaluations yet: train the run further first.")
     run = json.loads((run_dir / "run.json").read_text())
     steps = sorted(evaluations)
-    best = max(steps, key=lambda step: evaluations[step][0])
+    best = best_evaluation_step(evaluations)
     lines = [
         f"{run_dir} ({run['env_id']}, {run['preset']}, seed {run['seed']}): {len(steps)} evaluations up to"
         f" {steps[-1]:,} steps, {series['time_s'][-1][1]:,.0f} s of training",

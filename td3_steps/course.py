@@ -158,7 +158,8 @@ SHIPPED_RUNS = ("walker2d",)
 def shipped_run(name: str = "walker2d") -> ShippedRun:
     """The paths of a trained agent shipped with the package, found wherever it is installed.
 
-    walker2d: TD3 (preset walker2d-blog, 500,000 steps, seed 0) on Walker2DBulletEnv-v0;
+    walker2d: TD3 (preset walker2d-blog, 500,000 steps, seed 1, the actor of its best validation) on
+    Walker2DBulletEnv-v0;
     notebook 15 shows its learning curve and its walk.
     """
     if name not in SHIPPED_RUNS:

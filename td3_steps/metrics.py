@@ -181,6 +181,14 @@ def evaluations_of(series: dict[str, list[tuple[int, float]]]) -> dict[int, tupl
     return {step: (mean, std) for (step, mean), (_, std) in zip(series["eval_return"], series["eval_return_std"])}
 
 
+def best_evaluation_step(evaluations: dict[int, tuple[float, float]]) -> int:
+    """The step of the best evaluation (evaluations_of's): the highest mean, the latest one on ties.
+
+    The actor of that evaluation is the one `python -m td3_steps train` keeps as best_policy.pt.
+    """
+    return max(evaluations, key=lambda step: (evaluations[step][0], step))
+
+
 def plot_learning_curve(csv_path, png_path, title: str = "", reference: float | None = None) -> None:
     """Episode returns (thin), evaluation returns with their std (bold), and the Q-value means."""
     import matplotlib

@@ -1,5 +1,7 @@
-"""The project's own files agree: pyproject and environment.yml, the README and CI."""
+"""The project's own files agree: pyproject and environment.yml, the license, the README and CI; the package's
+modules import one another without a circle."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -59,3 +61,51 @@ def test_every_benchmark_script_starts_and_is_described_in_the_readme():
         assert f"benchmarks/{script.name}" in README, (
             f"the README's Speed section should say what {script.name} measures"
         )
+
+
+def test_license_is_an_spdx_string_with_its_file():
+    project = PYPROJECT["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n\nCopyright (c) 2026 the TD3, step by step authors\n")
+
+
+def package_imports() -> dict[str, set[str]]:
+    """module -> the td3_steps modules it imports (for type checkers too: a circle is a circle in the design)."""
+    package = ROOT / "td3_steps"
+    graph = {}
+    for file in package.rglob("*.py"):
+        parts = file.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        here = name if file.name == "__init__.py" else name.rpartition(".")[0]
+        imported = set()
+        for node in ast.walk(ast.parse(file.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = here.rsplit(".", node.level - 1)[0] if node.level else ""
+                module = ".".join(filter(None, [base, node.module]))
+                imported |= {module} | {f"{module}.{alias.name}" for alias in node.names}
+        graph[name] = {m for m in imported if m.startswith("td3_steps")}
+    return {name: {m for m in modules if m in graph and m != name} for name, modules in graph.items()}
+
+
+def test_the_package_has_no_import_circle():
+    graph = package_imports()
+    assert "td3_steps.networks" in graph["td3_steps.agent"]  # the graph sees relative imports
+    assert graph["td3_steps.config"] == {"td3_steps.schedules"}  # the config sits below what it configures
+    done, path = set(), []
+
+    def visit(module):
+        if module in path:
+            raise AssertionError("import circle: " + " -> ".join(path[path.index(module) :] + [module]))
+        if module in done or module == "td3_steps":  # the package imports its modules to export their names
+            return
+        path.append(module)
+        for imported in sorted(graph[module]):
+            visit(imported)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module)

@@ -1,0 +1,100 @@
+"""The evaluation protocol of the shipped agents: fresh deterministic episodes, never used to select or tune.
+
+    python -m scripts.evaluate_agents                    # every shipped run, 20 episodes each (from the repository root)
+    python -m scripts.evaluate_agents assets/hopper      # one run directory (or several)
+    python -m scripts.evaluate_agents --episodes 5 --no-write
+
+Episode k is reset with derived_seed(0, TEST_EPISODES, k) (td3_steps/seeding.py): a stream that training
+(TRAIN_EPISODES) and the periodic evaluation that selects an actor (EVAL_EPISODES) never draw from. The actor
+acts deterministically. For each run it reports the mean, std, min and median return and the number of falls,
+and writes them to protocol.json beside the run's policy.pt, where the Results table and notebook 15 read them.
+
+A fall is an episode whose return is below half the median of the run's episodes (FALL_FRACTION): on the Bullet
+locomotion tasks an early fall ends the episode with a return near 50 while a walking episode scores in the
+thousands, so the rule separates the two with a wide margin. Falls are counted only where the median is positive
+(not on Pendulum-v1, whose returns are costs and whose episodes cannot end early).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from td3_steps import Policy
+from td3_steps.seeding import TEST_EPISODES
+
+EPISODES = 20
+FALL_FRACTION = 0.5
+PROTOCOL_FILE = "protocol.json"
+RULE = (
+    f"episode k reset with derived_seed(0, TEST_EPISODES={TEST_EPISODES}, k); deterministic actions;"
+    f" a fall is a return below {FALL_FRACTION:g} x the median (counted where the median is positive)"
+)
+
+
+def evaluate_run(run_dir: Path, episodes: int = EPISODES) -> dict:
+    """The protocol's figures for the actor in run_dir/policy.pt."""
+    policy = Policy.load(run_dir / "policy.pt")
+    returns = policy.episode_returns(episodes, seed=0, stream=TEST_EPISODES)
+    median = statistics.median(returns)
+    falls = sum(r < FALL_FRACTION * median for r in returns) if median > 0 else None
+    return {
+        "env_id": policy.env_id,
+        "episodes": episodes,
+        "rule": RULE,
+        "fall_fraction": FALL_FRACTION,
+        "mean": statistics.fmean(returns),
+        "std": statistics.pstdev(returns),
+        "min": min(returns),
+        "median": median,
+        "falls": falls,
+        "returns": returns,
+    }
+
+
+def shipped_run_dirs() -> list[Path]:
+    from scripts.results_table import shipped_runs  # noqa: PLC0415
+
+    return [run_dir for group in shipped_runs().values() for run_dir in group]
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write atomically: a crash leaves the old file or the whole new one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="*", type=Path, help="run directories holding policy.pt (default: every shipped run)")
+    parser.add_argument("--episodes", type=int, default=EPISODES, help=f"fresh episodes per run (default {EPISODES})")
+    parser.add_argument("--no-write", action="store_true", help=f"print only; do not write {PROTOCOL_FILE}")
+    args = parser.parse_args(argv)
+    if args.episodes < 1:
+        parser.error(f"--episodes must be at least 1, not {args.episodes}")
+    runs = args.runs or shipped_run_dirs()
+    missing = [str(run) for run in runs if not (run / "policy.pt").is_file()]
+    if missing:
+        parser.error(f"no policy.pt in {', '.join(missing)}: give run directories written by `python -m td3_steps train`")
+    print(f"Protocol: {args.episodes} episodes per run; {RULE}.")
+    for run in runs:
+        start = time.perf_counter()
+        result = evaluate_run(run, args.episodes)
+        falls = "n/a" if result["falls"] is None else f"{result['falls']} of {args.episodes}"
+        print(
+            f"{run}: {result['env_id']}, mean {result['mean']:.1f} ± {result['std']:.1f}, min {result['min']:.1f},"
+            f" median {result['median']:.1f}, falls {falls} ({time.perf_counter() - start:.0f} s)"
+        )
+        if not args.no_write:
+            write_json(run / PROTOCOL_FILE, result)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

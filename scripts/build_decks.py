@@ -100,6 +100,7 @@ def exporter(online: bool = False) -> SlidesExporter:
         reveal_height=str(HEIGHT),
         reveal_theme="white",
         reveal_number="c/t",
+        reveal_scroll=True,  # a slide taller than the screen (a long table, a figure under its text) scrolls
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         **urls,

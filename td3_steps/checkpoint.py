@@ -1,16 +1,21 @@
-"""Checkpoint directories: what they hold, written atomically, read safely.
+"""Checkpoint directories: what they hold, written atomically, verified and read safely.
 
-A checkpoint is a directory holding `meta.json` (format, config, counters), `state.pt`
-(networks, optimizers, RNG states) and optionally `replay_memory.pt`. It is written
-into `<name>.tmp` and renamed into place, so a crash never leaves a half-written
-checkpoint under the real name; tensors are read with torch.load(weights_only=True).
+A checkpoint is a directory holding `meta.json` (format, config, counters), `state.pt` (networks,
+optimizers, RNG states), optionally `replay_memory.pt`, and `checksums.json`: the sha256 of each of
+these files, written last. It is written into `<name>.tmp` and renamed into place, so a crash never
+leaves a half-written checkpoint under the real name (`find_checkpoint` finds `<name>.old` when a crash
+came between the two renames). On load the checksums are checked first: torch checks no CRC, so a flipped
+byte in a tensor would load as other weights, and an edited meta.json (relu made tanh) would run the
+weights through another network; both are refused before torch.load reads anything. Tensors are read
+with torch.load(weights_only=True). Version-1 checkpoints, written before checksums, load unverified.
 
 What a TD3 agent's checkpoint holds is listed once: `agent_state` builds it and `restore_agent`
-puts it back (TD3.save and TD3.load call them).
+puts it back (TD3.save and TD3.load call them); META_KEYS and STATE_KEYS say what loading needs of it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -22,18 +27,38 @@ import torch
 
 from .config import ConfigError, TD3Config
 from .envs import stored_observation
+from .files import write_atomically, write_synced
 
 FORMAT = "td3_steps checkpoint"
-VERSION = 1
+VERSION = 2  # version 1 (no checksums.json) still loads, unverified
+CHECKSUMS = "checksums.json"
+MEMORY = "replay_memory.pt"
+# What to do about a damaged or foreign checkpoint, said by every such error.
+REMEDY = (
+    "Load another checkpoint (a <name>.old beside it, left by an interrupted save, or a copy you kept) or retrain;"
+    " to load with other settings, pass TD3.load(path, config=...) rather than editing meta.json."
+)
 # What get_parameters returns and set_parameters takes: the networks, their targets, the optimizers.
 PARAMETERS = ("actor", "actor_target", "critics", "critic_targets", "actor_optimizer", "critic_optimizer")
+# What load_agent needs of meta.json and state.pt, with each value's type. Checkpoints of the course
+# version lack custom_networks, steps_since_training and noise, which agent_state writes: they have defaults.
+META_KEYS = {
+    "env_id": (str, type(None)), "seed": int, "config": dict, "num_steps": int, "critic_updates": int,
+    "episodes": int, "episode_return": (int, float),
+}  # fmt: skip
+STATE_KEYS = {
+    **dict.fromkeys(PARAMETERS, dict), "act_rng": torch.Tensor, "update_rng": torch.Tensor, "stats": dict,
+    "episode_obs": (torch.Tensor, type(None)), "episode_actions": torch.Tensor,
+}  # fmt: skip
 
 
 class CheckpointError(RuntimeError):
-    """The path holds no readable td3_steps checkpoint."""
+    """The path holds no readable td3_steps checkpoint or actor file, or a damaged or edited one."""
 
 
 def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) -> None:
+    """Write meta.json, state.pt, replay_memory.pt (unless `memory` is None) and, last, checksums.json (the
+    sha256 of each) into `<path>.tmp`, then rename it to `path`: a checkpoint is whole or absent."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and not path.is_dir():
@@ -41,13 +66,17 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
     tmp, old = path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    _write(
-        tmp / "meta.json",
-        lambda f: f.write(json.dumps({"format": FORMAT, "version": VERSION, **meta}, indent=2).encode()),
-    )
-    _write(tmp / "state.pt", lambda f: torch.save(state, f))
+    meta = {"format": FORMAT, "version": VERSION, **meta}
+    writers = {
+        "meta.json": lambda f: f.write(json.dumps(meta, indent=2).encode()),
+        "state.pt": lambda f: torch.save(state, f),
+    }
     if memory is not None:
-        _write(tmp / "replay_memory.pt", lambda f: torch.save(memory, f))
+        writers[MEMORY] = lambda f: torch.save(memory, f)
+    for name, write in writers.items():
+        write_synced(tmp / name, write)
+    checksums = {name: _sha256(tmp / name) for name in writers}
+    write_synced(tmp / CHECKSUMS, lambda f: f.write(json.dumps(checksums, indent=2).encode()))
     if path.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(path, old)
@@ -58,24 +87,32 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
 def save_atomically(file: Path, data) -> None:
     """torch.save into `<file>.tmp`, then rename: the file is either the old one or the whole new one."""
     file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_name(file.name + ".tmp")
-    _write(tmp, lambda f: torch.save(data, f))
-    os.replace(tmp, file)
+    write_atomically(file, lambda f: torch.save(data, f))
 
 
-def _write(file: Path, write) -> None:
-    with open(file, "wb") as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
+def _sha256(file: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks of 1 MiB (a replay memory can be gigabytes)."""
+    sha = hashlib.sha256()
+    with open(file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def find_checkpoint(path) -> Path:
+    """The checkpoint directory `path`, or `<path>.old` where a crash between write_checkpoint's two renames left it."""
+    path = Path(path)
+    old = path.with_name(path.name + ".old")
+    return old if not path.exists() and old.is_dir() else path
 
 
 def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict, dict, dict | None]:
-    """(meta, state, replay memory or None) from a checkpoint directory, with clear errors."""
-    path = Path(path)
-    old = path.with_name(path.name + ".old")
-    if not path.exists() and old.is_dir():  # a crash between the two renames of write_checkpoint
-        path = old
+    """(meta, state, replay memory or None) from a checkpoint directory, verified, with clear errors.
+
+    Each file is checked against checksums.json before it is read; memory=False neither reads nor checks
+    the replay memory.
+    """
+    path = find_checkpoint(path)
     if not path.exists():
         raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote.")
     if not path.is_dir():
@@ -83,18 +120,64 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
     meta_file = path / "meta.json"
     if not meta_file.exists():
         raise CheckpointError(f"{path} is not a td3_steps checkpoint (it has no meta.json).")
+    verified = (path / CHECKSUMS).exists()
+    if verified:
+        _verify(path, ("meta.json", "state.pt", MEMORY) if memory else ("meta.json", "state.pt"))
     try:
         meta = json.loads(meta_file.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"{meta_file} is corrupt ({error}); use another checkpoint.") from error
+        raise CheckpointError(f"{meta_file} is corrupt ({error}). {REMEDY}") from error
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a td3_steps checkpoint (meta.json has no format {FORMAT!r}).")
     if meta.get("version", 0) > VERSION:
         raise CheckpointError(f"{path} was written by a newer td3_steps (format {meta['version']}); upgrade td3_steps.")
+    if not verified and meta.get("version", 0) >= 2:
+        raise CheckpointError(f"{path} has no {CHECKSUMS}, which TD3.save writes last: it is incomplete. {REMEDY}")
+    check_contents(meta_file, meta, META_KEYS, REMEDY)
     state = load_tensors(path / "state.pt", map_location)
-    memory_file = path / "replay_memory.pt"
+    check_contents(path / "state.pt", state, STATE_KEYS, REMEDY)
+    memory_file = path / MEMORY
     replay = load_tensors(memory_file, map_location) if memory and memory_file.exists() else None
     return meta, state, replay
+
+
+def _verify(path: Path, names) -> None:
+    """Check the files `names` against their sha256 in checksums.json, before anything reads them; a name that
+    is neither there nor listed (a replay memory that was not saved) is skipped."""
+    checksums_file = path / CHECKSUMS
+    try:
+        checksums = json.loads(checksums_file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"{checksums_file} is corrupt ({error}). {REMEDY}") from error
+    if not isinstance(checksums, dict):
+        raise CheckpointError(f"{checksums_file} is corrupt (it holds no file names and checksums). {REMEDY}")
+    for name in names:
+        file = path / name
+        if name not in checksums and not file.exists():
+            continue
+        if not file.exists():
+            raise CheckpointError(f"{file} is missing ({CHECKSUMS} lists it). {REMEDY}")
+        if checksums.get(name) != _sha256(file):
+            raise CheckpointError(
+                f"{file} does not match its sha256 in {checksums_file}: it was damaged (on disk or in a copy)"
+                f" or edited by hand. {REMEDY}"
+            )
+
+
+def check_contents(file: Path, data, expected: dict, remedy: str) -> None:
+    """A CheckpointError naming `file` and what is wrong, unless `data` (read from it) is a dict holding each key
+    of `expected` with a value of the type given there."""
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{file} holds a {type(data).__name__}, not the dict td3_steps writes. {remedy}")
+    missing = [key for key in expected if key not in data]
+    wrong = [
+        f"{key} is a {type(data[key]).__name__}"
+        for key, kind in expected.items()
+        if key in data and not isinstance(data[key], kind)
+    ]
+    if missing or wrong:
+        problems = ([f"lacks {', '.join(missing)}"] if missing else []) + wrong
+        raise CheckpointError(f"{file} {'; '.join(problems)}: it was edited, or written by another program. {remedy}")
 
 
 def load_tensors(file: Path, map_location) -> dict:
@@ -157,15 +240,51 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
             config = TD3Config.from_dict(meta["config"])
         except ConfigError as error:
             raise CheckpointError(f"{path}: {error}") from error
+    model = cls(env, config, seed=meta["seed"], device=device, tensorboard_log=tensorboard_log, **networks)
     try:
-        model = cls(env, config, seed=meta["seed"], device=device, tensorboard_log=tensorboard_log, **networks)
+        _check_networks(path, model, state)
         set_parameters(model, {name: state[name] for name in PARAMETERS})
         if memory_state is not None:
             model.memory.load_state_dict(memory_state)
-    except (KeyError, RuntimeError, ValueError) as error:
-        raise CheckpointError(f"{path} does not fit this agent and environment: {error}") from error
-    restore_agent(model, meta, state)
+        restore_agent(model, meta, state)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as error:
+        raise CheckpointError(
+            f"{path} does not fit this agent and environment, or is damaged ({type(error).__name__}: {error}). {REMEDY}"
+        ) from error
     return model
+
+
+def _check_networks(path, model, state: dict) -> None:
+    """Name the setting where the saved actor and critics do not fit the networks this agent was built with
+    (from its config and environment), rather than leave it to torch's size-mismatch message."""
+    saved = _network_settings(state["actor"], state["critics"])
+    built = _network_settings(model.actor.state_dict(), model.critics.state_dict())
+    wrong = [
+        f"{name} {built[name][0]} here, {saved[name][0]} in the checkpoint (its {saved[name][1]})"
+        for name in saved
+        if saved[name][0] != built[name][0]
+    ]
+    if wrong:
+        raise CheckpointError(
+            f"{path} does not fit this agent: {'; '.join(wrong)}. Load it with the config and environment it was"
+            " trained with (TD3.load(path) alone uses its own) or retrain."
+        )
+
+
+def _network_settings(actor: dict, critics: dict) -> dict[str, tuple]:
+    """{setting: (value, the tensors that show it)} for net_arch, n_critics and the observation and action sizes,
+    as an actor's and its critics' state_dicts show them (an MLP's Linear weights are shaped (out, in))."""
+    linear = [tuple(t.shape) for k, t in actor.items() if k.startswith(("net.hidden.", "net.out.")) and t.dim() == 2]
+    first = linear[0] if linear else (None, None)
+    members = sorted({int(k.split(".")[1]) for k in critics if k.startswith("members.")})
+    return {
+        "net_arch": ([out for out, _ in linear[:-1]], f"actor's Linear weights are {', '.join(map(str, linear))}"),
+        "observation size": (first[1], f"actor's first Linear weight is {first}"),
+        "action size": (actor["action_low"].numel(), f"actor's action_low is {tuple(actor['action_low'].shape)}"),
+        "n_critics": (len(members), f"critics are {', '.join(f'members.{m}' for m in members)}"),
+    }
 
 
 def restore_agent(model, meta: dict, state: dict) -> None:

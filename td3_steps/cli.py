@@ -2,87 +2,188 @@
 
 python -m td3_steps train                      # the pendulum preset, about a minute on a laptop CPU
 python -m td3_steps train --preset walker2d-blog --out runs/walker
-python -m td3_steps train --resume runs/walker  # continue where the last checkpoint left off
+python -m td3_steps train --resume runs/walker  # continue where the last checkpoint left off (after Ctrl-C, SIGTERM, a crash)
 python -m td3_steps train --preset hopper-zoo --threads 1  # with another such run beside it on a 2-core CPU
 python -m td3_steps train --tau 0.005 --net-arch 256 256   # any TD3Config field, on top of the preset
 python -m td3_steps evaluate runs/pendulum-seed0
 python -m td3_steps render runs/pendulum-seed0  # writes runs/pendulum-seed0/agent.gif
+python -m td3_steps --debug train ...           # an error's traceback, not its one line
+
+Every argument is checked before anything is written. Every failure is one line on stderr that says what to
+do, with exit status 1; a run stopped by Ctrl-C or SIGTERM saves its checkpoint and exits with 130 or 143.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
-import math
+import os
+import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
 
 from .agent import TD3
-from .checkpoint import CheckpointError
+from .checkpoint import CheckpointError, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .devices import resolve_device
-from .envs import SpaceError, make_env
-from .metrics import MetricsCSV, TrainingError, evaluations_of, plot_learning_curve, read_metrics
+from .envs import make_env
+from .files import write_text_atomically
+from .metrics import (
+    MetricsCSV,
+    TrainingError,
+    best_evaluation_step,
+    evaluations_of,
+    plot_learning_curve,
+    read_metrics,
+)
 from .policy import Policy
 
 RUN_FILE = "run.json"
+METRICS = "metrics.csv"
 CHECKPOINT = "checkpoint"
 POLICY = "policy.pt"  # the final actor alone: small enough to ship, read with td3_steps.Policy.load
 BEST_POLICY = "best_policy.pt"  # the actor of the best periodic evaluation (validation episodes) so far
+LEARNING_CURVE = "learning_curve.png"
+RUN_FILES = (RUN_FILE, METRICS, LEARNING_CURVE, POLICY, BEST_POLICY, CHECKPOINT)  # what train writes
+DEFAULT_PRESET = "pendulum"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; a cluster's scheduler, Colab's session end
+
+
+class RunError(ValueError):
+    """The command line cannot do what it was asked without losing files or failing half-way; the message says
+    what to do instead."""
+
+
+# Errors whose message is written for the user; any other one is a bug and gets a hint to --debug.
+EXPLAINED = (ValueError, CheckpointError, TrainingError, ImportError)  # ValueError: ConfigError, SpaceError, RunError
 
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     try:
         args.func(args)
-    except (ConfigError, CheckpointError, SpaceError, TrainingError, ImportError, ValueError) as error:
-        sys.exit(f"error: {error}")
+    except KeyboardInterrupt:  # outside training, which saves its checkpoint first (see _train)
+        if args.debug:
+            raise
+        sys.exit(_exit_on_signal("Interrupted.", signal.SIGINT))
+    except Exception as error:
+        if args.debug:
+            raise
+        sys.exit(f"error: {_one_line(error)}")
+
+
+def _one_line(error: Exception) -> str:
+    """The error as one line that says what to do."""
+    text = " ".join(str(error).split())
+    if isinstance(error, EXPLAINED):
+        return text
+    if isinstance(error, OSError):
+        return f"{text}. Check the path, that you may write there and that the disk has free space."
+    return f"{type(error).__name__}: {text} (unexpected: run again with --debug to see where it happened)"
+
+
+def _exit_on_signal(message: str, number: int) -> int:
+    """Print `message` and return the exit status of a process stopped by the signal: 128 + its number."""
+    print(message, file=sys.stderr)
+    return 128 + number
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's usage errors as one line with exit status 1, as the command's other errors."""
+
+    def error(self, message: str):
+        self.exit(1, f"error: {message} (see: {self.prog} --help)\n")
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= minimum, or argparse's one-line error."""
+
+    def integer(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"takes an integer >= {minimum}, not {text!r}")
+        return value
+
+    return integer
+
+
+def _add_debug_flag(parser: argparse.ArgumentParser, default) -> None:
+    # the subcommands' flag has no default of its own, which would hide the main parser's --debug
+    parser.add_argument("--debug", action="store_true", default=default,
+                        help="on an error, show its traceback instead of one line")  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m td3_steps", description="Train, evaluate and render TD3 agents.")
+    parser = _Parser(prog="python -m td3_steps", description="Train, evaluate and render TD3 agents.")
+    _add_debug_flag(parser, False)
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser(
         "train",
         help="train TD3 and write a run directory",
         description="Train TD3 and write a run directory: run.json, metrics.csv, learning_curve.png, policy.pt,"
-        " best_policy.pt and checkpoint/.",
+        " best_policy.pt and checkpoint/. Ctrl-C or SIGTERM stops it at the next step with a checkpoint saved;"
+        " --resume RUN_DIR continues it.",
     )
-    train.add_argument("--preset", default="pendulum", choices=list(PRESETS), help="named recipe (default: pendulum)")
+    train.add_argument("--preset", choices=list(PRESETS), help=f"named recipe (default: {DEFAULT_PRESET})")
     train.add_argument("--env", help="environment id, instead of the preset's")
-    train.add_argument("--steps", type=int, help="total environment steps (default: the preset's)")
-    train.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    train.add_argument("--out", help="run directory (default: runs/<preset>-seed<seed>)")
-    train.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
+    train.add_argument("--steps", type=_at_least(0), help="total environment steps (default: the preset's)")
+    train.add_argument("--seed", type=_at_least(0), help="random seed (default: 0)")
+    train.add_argument(
+        "--out", help="run directory, new or empty (default: runs/<preset>-seed<seed>, numbered if it exists)"
+    )
+    train.add_argument(
+        "--force", action="store_true",
+        help="train into an --out that is not empty: its run files (run.json, metrics.csv, policy.pt, checkpoint/,"
+        " ...) are replaced, and named; other files stay",
+    )  # fmt: skip
+    train.add_argument(
+        "--resume", metavar="RUN_DIR",
+        help="continue the run in RUN_DIR from its last checkpoint. It keeps its preset, environment, seed and"
+        " hyperparameters (giving one is an error); --steps, --eval-freq, --eval-episodes, --checkpoint-freq and"
+        " --threads change it from the checkpoint on, and its run.json records the change",
+    )  # fmt: skip
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
-        "--threads", type=int, help="CPU threads for torch (default: one per core; --resume keeps the run's own)"
-    )
-    train.add_argument("--eval-freq", type=int, help="steps between evaluations (default: the preset's)")
-    train.add_argument("--eval-episodes", type=int, help="episodes per evaluation (default: 10)")
+        "--threads", type=_at_least(1),
+        help="CPU threads for torch (default: one per core; --resume keeps the run's own)",
+    )  # fmt: skip
+    train.add_argument("--eval-freq", type=_at_least(1), help="steps between evaluations (default: the preset's)")
+    train.add_argument("--eval-episodes", type=_at_least(1), help="episodes per evaluation (default: 10)")
+    train.add_argument(
+        "--checkpoint-freq", type=_at_least(1), metavar="N",
+        help="steps between checkpoints (default: a checkpoint at each evaluation); the run's end, Ctrl-C and"
+        " SIGTERM save one too",
+    )  # fmt: skip
     train.add_argument("--tensorboard-log", metavar="DIR", help="also write the metrics for TensorBoard into DIR")
     _add_config_flags(train)
     train.set_defaults(func=train_command)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a run's agent on deterministic episodes")
     evaluate.add_argument("run_dir", help=AGENT_HELP)
-    evaluate.add_argument("--episodes", type=int, default=10)
+    evaluate.add_argument("--episodes", type=_at_least(1), default=10, help="(default: 10)")
     evaluate.add_argument("--device", default="auto")
     evaluate.set_defaults(func=evaluate_command)
 
     render = commands.add_parser("render", help="write a GIF (or MP4) of a run's agent")
     render.add_argument("run_dir", help=AGENT_HELP)
     render.add_argument("--out", help="output file, .gif or .mp4 (default: RUN_DIR/agent.gif)")
-    render.add_argument("--max-steps", type=int, default=400, help="frames to record at most (default: 400)")
-    render.add_argument("--fps", type=int, default=30)
+    render.add_argument("--max-steps", type=_at_least(1), default=400, help="frames to record at most (default: 400)")
+    render.add_argument("--fps", type=_at_least(1), default=30, help="(default: 30)")
     render.add_argument("--device", default="auto")
     render.set_defaults(func=render_command)
+    for command in (train, evaluate, render):
+        _add_debug_flag(command, argparse.SUPPRESS)
     return parser
 
 
@@ -158,70 +259,151 @@ def _agent(path: str, device: str) -> TD3 | Policy:
 
 
 def _checkpoint_dir(path: str) -> Path:
-    path = Path(path)
-    return path / CHECKPOINT if (path / CHECKPOINT).is_dir() else path
+    """RUN/checkpoint for a run directory (or RUN/checkpoint.old, if a save was interrupted), else `path` itself."""
+    run_checkpoint = find_checkpoint(Path(path) / CHECKPOINT)
+    return run_checkpoint if run_checkpoint.is_dir() else Path(path)
 
 
 def train_command(args: argparse.Namespace) -> None:
-    flags = _config_flags(args)
-    if args.resume:
-        if flags:
-            raise ConfigError(
-                f"{', '.join(map(_flag, flags))}: a resumed run goes on with the config it started with (its"
-                " run.json), so that it stays one run; to train with other hyperparameters, start a new run with --out."
-            )
-        run_dir = Path(args.resume)
-        if not (run_dir / RUN_FILE).exists():
-            raise CheckpointError(
-                f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run."
-            )
-        run = json.loads((run_dir / RUN_FILE).read_text())
-        if args.steps is not None:
-            run["total_steps"] = args.steps
-        _use_threads(run, args.threads)
-        model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=args.tensorboard_log)
-        metrics = MetricsCSV(run_dir / "metrics.csv", resume_from_step=model.num_steps)
-        print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
-    else:
-        preset = get_preset(args.preset)
-        config = preset.config.replace(**flags)
-        run = {
-            "preset": args.preset,
-            "env_id": args.env or preset.env_id,
-            "seed": args.seed,
-            "total_steps": args.steps if args.steps is not None else preset.total_steps,
-            "eval_freq": args.eval_freq if args.eval_freq is not None else preset.eval_freq,
-            "eval_episodes": args.eval_episodes if args.eval_episodes is not None else preset.eval_episodes,
-            "config": config.to_dict(),
-        }
-        run_dir = Path(args.out) if args.out else _free_dir(Path("runs") / f"{args.preset}-seed{args.seed}")
-        if (run_dir / RUN_FILE).exists():
-            raise ValueError(
-                f"{run_dir} already holds a run: continue it with --resume {run_dir}, or choose another --out."
-            )
-        _use_threads(run, args.threads)
-        model = TD3(run["env_id"], config, seed=args.seed, device=args.device, tensorboard_log=args.tensorboard_log)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
-        metrics = MetricsCSV(run_dir / "metrics.csv")
-        print(f"Training {run['env_id']} ({args.preset} preset, seed {args.seed}) into {run_dir}.", file=sys.stderr)
-    if run["total_steps"] < 0:
-        raise ValueError("--steps must be a non-negative number of environment steps.")
+    """Check everything the arguments say (config, numbers, environment, --out or --resume), then write."""
+    model, run, run_dir, metrics = _resumed_run(args) if args.resume else _new_run(args)
     _train(model, run, run_dir, metrics)
 
 
-def _use_threads(run: dict, requested: int | None) -> None:
+def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]:
+    preset_name = args.preset or DEFAULT_PRESET
+    preset = get_preset(preset_name)
+    config = preset.config.replace(**_config_flags(args))
+    seed = args.seed if args.seed is not None else 0
+    run = {
+        "preset": preset_name,
+        "env_id": args.env or preset.env_id,
+        "seed": seed,
+        "total_steps": args.steps if args.steps is not None else preset.total_steps,
+        "eval_freq": args.eval_freq if args.eval_freq is not None else preset.eval_freq,
+        "eval_episodes": args.eval_episodes if args.eval_episodes is not None else preset.eval_episodes,
+        "checkpoint_freq": args.checkpoint_freq,  # None: at each evaluation
+        "threads": args.threads,
+        "config": config.to_dict(),
+    }
+    run_dir = Path(args.out) if args.out else _free_dir(Path("runs") / f"{preset_name}-seed{seed}")
+    replaced = _replaced_by_out(run_dir, args.force)
+    _use_threads(run)
+    model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=args.tensorboard_log)
+    if replaced:
+        print(f"--force: replacing {', '.join(_names(replaced))} in {run_dir}.", file=sys.stderr)
+    for path in replaced:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_run(run_dir, run)
+    metrics = MetricsCSV(run_dir / METRICS)
+    print(f"Training {run['env_id']} ({preset_name} preset, seed {seed}) into {run_dir}.", file=sys.stderr)
+    return model, run, run_dir, metrics
+
+
+def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
+    """Refuse an --out that would lose files or cannot be written; with --force, the files of an earlier run
+    in it (and their .tmp and .old), which the new run replaces."""
+    existing = next(p for p in (run_dir, *run_dir.parents) if p.exists())
+    if not existing.is_dir():
+        raise RunError(f"--out {run_dir}: {existing} is a file; give a directory for the run (a new or an empty one).")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise RunError(f"--out {run_dir}: {existing} is not writable here; choose an --out where you may write.")
+    entries = sorted(run_dir.iterdir()) if existing == run_dir else []
+    if entries and not force:
+        if (run_dir / RUN_FILE).exists():
+            raise RunError(
+                f"{run_dir} already holds a run: continue it with --resume {run_dir}, choose another --out, or add"
+                " --force to replace it."
+            )
+        raise RunError(
+            f"--out {run_dir} is not empty ({', '.join(_names(entries, 5))}): choose another --out, or add --force"
+            f" to train into it, replacing the run files there ({', '.join(RUN_FILES)}) and keeping the others."
+        )
+    return [p for p in entries if p.name in RUN_FILES or p.name.rsplit(".", 1)[0] in RUN_FILES]
+
+
+def _names(paths: list[Path], at_most: int | None = None) -> list[str]:
+    names = [p.name + "/" if p.is_dir() else p.name for p in paths]
+    return names if at_most is None or len(names) <= at_most else [*names[:at_most], "..."]
+
+
+def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]:
+    _refuse_what_resume_keeps(args)
+    run_dir = Path(args.resume)
+    run = _read_run(run_dir)
+    changes = _apply_resume_changes(run, args)
+    _use_threads(run)
+    model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=args.tensorboard_log)
+    if changes:
+        _write_run(run_dir, run)
+        print(f"From step {model.num_steps} on (recorded in {run_dir / RUN_FILE}): {', '.join(changes)}.",
+              file=sys.stderr)  # fmt: skip
+    metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
+    print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
+    return model, run, run_dir, metrics
+
+
+def _refuse_what_resume_keeps(args: argparse.Namespace) -> None:
+    """A resumed run stays one run: the flags that would make it another are refused, not ignored."""
+    given = [_flag(name) for name in _config_flags(args)]
+    given += [flag for flag in ("--preset", "--env", "--seed", "--out") if getattr(args, flag[2:]) is not None]
+    given += ["--force"] if args.force else []
+    if given:
+        raise RunError(
+            f"{', '.join(given)}: a resumed run goes on in its directory with the preset, environment, seed and"
+            f" config it started with (its {RUN_FILE}), so that it stays one run; for other ones, start a new run"
+            " with --out instead of --resume."
+        )
+
+
+# What --resume may change, as run.json's key and the flag's argparse name.
+RESUME_CHANGES = {
+    "total_steps": "steps",
+    "eval_freq": "eval_freq",
+    "eval_episodes": "eval_episodes",
+    "checkpoint_freq": "checkpoint_freq",
+    "threads": "threads",
+}
+
+
+def _apply_resume_changes(run: dict, args: argparse.Namespace) -> list[str]:
+    """Put the values given to --resume into `run`, and say what changed ("eval_freq 1000 -> 500")."""
+    changes = []
+    for key, name in RESUME_CHANGES.items():
+        value = getattr(args, name)
+        if value is not None and value != run.get(key):
+            changes.append(f"{key} {run.get(key)} -> {value}")
+            run[key] = value
+    return changes
+
+
+def _read_run(run_dir: Path) -> dict:
+    path = run_dir / RUN_FILE
+    if not path.is_file():
+        raise CheckpointError(f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run.")
+    try:
+        return json.loads(path.read_text())
+    except ValueError as error:
+        raise CheckpointError(
+            f"{path} is not readable JSON ({error}); it records the run's settings: restore it, or start a new run."
+        ) from error
+
+
+def _write_run(run_dir: Path, run: dict) -> None:
+    write_text_atomically(run_dir / RUN_FILE, json.dumps(run, indent=2) + "\n")
+
+
+def _use_threads(run: dict) -> None:
     """Set torch's CPU threads and keep the number in `run`: the last bits of a run's results depend on it,
     so a resumed run goes on with its own. On a 2-core machine, two runs side by side at --threads 1 each
     go further in all than one run on both cores."""
-    if requested is not None:
-        if requested < 1:
-            raise ValueError(f"--threads must be at least 1, not {requested}.")
-        run["threads"] = requested
-    if "threads" in run:
-        torch.set_num_threads(run["threads"])
-    else:
+    if run.get("threads") is None:
         run["threads"] = torch.get_num_threads()
+    torch.set_num_threads(run["threads"])
 
 
 def _free_dir(base: Path) -> Path:
@@ -232,35 +414,43 @@ def _free_dir(base: Path) -> Path:
 
 
 def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
-    """The training loop of the command line: learn, log, and after each evaluation save the checkpoint
-    and keep the actor with the best evaluation so far (the validation that selects BEST_POLICY)."""
-    checkpoint = run_dir / CHECKPOINT
+    """The training loop of the command line: learn, log, keep the actor of the best evaluation so far (the
+    validation that selects BEST_POLICY), and save the checkpoint after each evaluation (or every
+    checkpoint_freq steps), at the end, and when Ctrl-C or SIGTERM stops the run."""
     time_offset, t0 = metrics.last_time(), time.perf_counter()
-    best = _best_evaluation(metrics.path)
-    evaluations: list[dict] = []  # logged, not yet acted on
+    scores = evaluations_of(read_metrics(metrics.path))  # step -> (mean, std) of every evaluation so far
+    checkpoint_freq = run.get("checkpoint_freq")  # None: at each evaluation
+    pending: list[dict] = []  # evaluation rows logged, not yet acted on
 
     def log(row: dict) -> None:
         row["time_s"] = time_offset + time.perf_counter() - t0
         metrics(row)
         if "eval_return" in row:
-            evaluations.append(row)
+            pending.append(row)
+
+    def save_checkpoint(m: TD3) -> None:
+        with _saving(run_dir):
+            m.save(run_dir / CHECKPOINT, include_memory=True)
 
     def after_evaluation(m: TD3) -> None:
-        row = evaluations.pop()
-        if row["eval_return"] > best.get("eval_return", -math.inf):
-            best.update(row)
-            m.save_policy(run_dir / BEST_POLICY)
-        m.save(checkpoint, include_memory=True)
+        row = pending.pop()
+        scores[row["step"]] = (row["eval_return"], row["eval_return_std"])
+        if best_evaluation_step(scores) == row["step"]:
+            with _saving(run_dir):
+                m.save_policy(run_dir / BEST_POLICY)
+        if checkpoint_freq is None:
+            save_checkpoint(m)
 
-    interrupted = []  # Ctrl-C stops training at the next step boundary, where the state is consistent
+    stop: list[int] = []  # a stop signal ends training at the next step boundary, where the state is consistent
 
     def on_step(m: TD3) -> bool:
-        if evaluations:
+        if pending:
             after_evaluation(m)
-        return not interrupted
+        if checkpoint_freq is not None and m.num_steps % checkpoint_freq == 0:
+            save_checkpoint(m)
+        return not stop
 
-    previous_handler = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
-    try:
+    with _stopped_by(STOP_SIGNALS, stop):
         model.learn(
             max(run["total_steps"] - model.num_steps, 0),
             eval_freq=run["eval_freq"],
@@ -269,43 +459,54 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
             callback=on_step,
             progress_bar=True,
         )
-    finally:
-        signal.signal(signal.SIGINT, previous_handler)
-    if interrupted:
-        model.save(checkpoint, include_memory=True)
-        print(f"Interrupted at step {model.num_steps}; checkpoint saved. Continue with:"
-              f" python -m td3_steps train --resume {run_dir}", file=sys.stderr)  # fmt: skip
-        sys.exit(130)
-    if _last_evaluation_step(metrics.path) != model.num_steps:  # the run's end is evaluated and saved like any
+    if stop:
+        save_checkpoint(model)
+        name = "Ctrl-C" if stop[0] == signal.SIGINT else signal.Signals(stop[0]).name
+        sys.exit(_exit_on_signal(f"Stopped by {name} at step {model.num_steps}; checkpoint saved. Continue with:"
+                                 f" python -m td3_steps train --resume {run_dir}", stop[0]))  # fmt: skip
+    if model.num_steps not in scores:  # the run's end is evaluated and saved like any
         mean, std = model.evaluate(run["eval_episodes"])
         log({"step": model.num_steps, "eval_return": mean, "eval_return_std": std})
         after_evaluation(model)
-    model.save_policy(run_dir / POLICY)
-    plot_learning_curve(run_dir / "metrics.csv", run_dir / "learning_curve.png", title=f"TD3 on {run['env_id']}")
-    final = evaluations_of(read_metrics(metrics.path))[model.num_steps]
+    if checkpoint_freq is not None and model.num_steps % checkpoint_freq:
+        save_checkpoint(model)
+    with _saving(run_dir):
+        model.save_policy(run_dir / POLICY)
+        plot_learning_curve(metrics.path, run_dir / LEARNING_CURVE, title=f"TD3 on {run['env_id']}")
+    final, best = scores[model.num_steps], best_evaluation_step(scores)
     elapsed = time_offset + time.perf_counter() - t0
     print(
         f"Final evaluation after {model.num_steps} steps: {final[0]:.1f} ± {final[1]:.1f}"
         f" over {run['eval_episodes']} deterministic episodes ({elapsed:.0f} s of training).\n"
-        f"Best evaluation: {best['eval_return']:.1f} ± {best['eval_return_std']:.1f} at step {best['step']}"
-        f" ({BEST_POLICY}).\n"
-        f"Run directory: {run_dir} (metrics.csv, learning_curve.png, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
+        f"Best evaluation: {scores[best][0]:.1f} ± {scores[best][1]:.1f} at step {best} ({BEST_POLICY}).\n"
+        f"Run directory: {run_dir} ({METRICS}, {LEARNING_CURVE}, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
     )
 
 
-def _best_evaluation(csv_path: Path) -> dict:
-    """The best evaluation row so far (step, eval_return, eval_return_std); {} before the first one."""
-    evaluations = evaluations_of(read_metrics(csv_path))
-    if not evaluations:
-        return {}
-    step = max(evaluations, key=lambda s: (evaluations[s][0], s))
-    mean, std = evaluations[step]
-    return {"step": step, "eval_return": mean, "eval_return_std": std}
+@contextlib.contextmanager
+def _stopped_by(signals, stop: list[int]) -> Iterator[None]:
+    """While inside, each of `signals` appends its number to `stop` instead of ending the process."""
+    previous = {number: signal.signal(number, lambda received, _: stop.append(received)) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
-def _last_evaluation_step(csv_path: Path) -> int | None:
-    evaluations = evaluations_of(read_metrics(csv_path))
-    return max(evaluations) if evaluations else None
+@contextlib.contextmanager
+def _saving(run_dir: Path) -> Iterator[None]:
+    """A save that fails on a full or read-only disk (an OSError, or torch.save's RuntimeError "[enforce fail
+    at inline_container.cc:672] unexpected pos") as a RunError that says what to do."""
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        if isinstance(error, (CheckpointError, TrainingError)):
+            raise
+        raise RunError(
+            f"Saving into {run_dir} failed ({' '.join(str(error).split())}): free some disk space or make it"
+            f" writable, then continue from the last checkpoint: python -m td3_steps train --resume {run_dir}"
+        ) from error
 
 
 def evaluate_command(args: argparse.Namespace) -> None:
@@ -315,11 +516,11 @@ def evaluate_command(args: argparse.Namespace) -> None:
 
 
 def render_command(args: argparse.Namespace) -> None:
-    from .render import record_episode, write_video
+    from .render import check_video_path, record_episode, write_video
 
-    model = _agent(args.run_dir, args.device)
     folder = Path(args.run_dir)
-    out = Path(args.out) if args.out else (folder.parent if folder.is_file() else folder) / "agent.gif"
+    out = check_video_path(args.out or (folder.parent if folder.is_file() else folder) / "agent.gif")
+    model = _agent(args.run_dir, args.device)
     env = make_env(model.env_id, render_mode="rgb_array")
     frames, total = record_episode(model, env, args.max_steps)
     write_video(frames, out, args.fps)

@@ -14,9 +14,10 @@ import ast
 import dataclasses
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from .schedules import SCHEDULES, schedule_from_dict
 
@@ -89,50 +90,49 @@ class TD3Config:
     """Run the hidden layers under bfloat16 autocast; weights, losses and targets stay fp32."""
 
     def __post_init__(self) -> None:
+        # Every field is checked for its type first, then its range: a wrong type (a string, None, a bool
+        # where a number goes) is a ConfigError naming the field, never a TypeError from a comparison.
+        _check(self, "net_arch", _is_sequence, NET_ARCH)
         object.__setattr__(self, "net_arch", tuple(self.net_arch))
         if isinstance(self.train_freq, list):  # JSON has no tuples
             object.__setattr__(self, "train_freq", tuple(self.train_freq))
-        _check_schedulable(self, "learning_rate", lambda v: v > 0, "a positive number, e.g. 1e-3")
+        _check_schedulable(self, "learning_rate", lambda v: v > 0, "a finite positive number, e.g. 1e-3")
         _check_int(self, "buffer_size", 1)
         _check_int(self, "learning_starts", 0)
         _check_int(self, "batch_size", 1)
         _check(
             self,
             "batch_size",
-            self.batch_size <= self.buffer_size,
+            lambda v: v <= self.buffer_size,
             f"at most buffer_size ({self.buffer_size}): a batch is drawn from the memory",
         )
-        _check(self, "tau", 0 < self.tau <= 1, "in (0, 1]; the paper uses 0.005")
-        _check(self, "gamma", 0 <= self.gamma <= 1, "in [0, 1]; the paper uses 0.99")
+        _check_number(self, "tau", lambda v: 0 < v <= 1, "in (0, 1]; the paper uses 0.005")
+        _check_number(self, "gamma", lambda v: 0 <= v <= 1, "in [0, 1]; the paper uses 0.99")
         _check(
             self,
             "train_freq",
-            _is_int(self.train_freq, 1)
-            or (isinstance(self.train_freq, tuple) and len(self.train_freq) == 2
-                and _is_int(self.train_freq[0], 1) and self.train_freq[1] in TRAIN_FREQ_UNITS),
+            lambda v: (
+                _is_int(v, 1)
+                or (isinstance(v, tuple) and len(v) == 2 and _is_int(v[0], 1) and v[1] in TRAIN_FREQ_UNITS)
+            ),
             'an integer >= 1, or (n, "step") or (n, "episode")',
-        )  # fmt: skip
-        _check(self, "gradient_steps", _is_int(self.gradient_steps, 1) or self.gradient_steps == -1,
+        )
+        _check(self, "gradient_steps", lambda v: _is_int(v, 1) or (_is_int(v, -1) and v == -1),
                "an integer >= 1, or -1 (as many as environment steps collected)")  # fmt: skip
         _check_int(self, "policy_delay", 1)
         for name in ("target_policy_noise", "target_noise_clip"):
-            _check(self, name, getattr(self, name) >= 0, "a non-negative fraction of the half-range")
-        _check_schedulable(self, "exploration_noise", lambda v: v >= 0, "a non-negative fraction of the half-range")
-        _check(self, "ou_theta", _is_number(self.ou_theta) and self.ou_theta >= 0, "a non-negative number, e.g. 0.15")
-        _check(self, "random_exploration", _is_number(self.random_exploration) and 0 <= self.random_exploration <= 1,
-               "a probability in [0, 1]")  # fmt: skip
-        _check(
-            self,
-            "net_arch",
-            len(self.net_arch) > 0
-            and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in self.net_arch),
-            "a non-empty sequence of positive layer sizes, e.g. (400, 300)",
+            _check_number(self, name, lambda v: v >= 0, ">= 0 (a fraction of the half-range)")
+        _check_schedulable(
+            self, "exploration_noise", lambda v: v >= 0, "a finite number >= 0 (a fraction of the half-range)"
         )
+        _check_number(self, "ou_theta", lambda v: v >= 0, ">= 0, e.g. 0.15")
+        _check_number(self, "random_exploration", lambda v: 0 <= v <= 1, "in [0, 1] (a probability)")
+        _check(self, "net_arch", lambda v: len(v) > 0 and all(_is_int(n, 1) for n in v), NET_ARCH)
         for name, choices in CHOICES.items():
-            _check_choice(self, name, choices)
+            _check(self, name, lambda v, choices=choices: v in choices, "one of " + ", ".join(map(repr, choices)))
         _check_int(self, "n_critics", 1)
         for name in ("layer_norm", "share_features_extractor", "mixed_precision"):
-            _check(self, name, isinstance(getattr(self, name), bool), "True or False")
+            _check(self, name, lambda v: isinstance(v, bool), "True or False")
 
     def train_frequency(self) -> tuple[int, str]:
         """train_freq as (n, unit): a round of updates every n "step"s or every n "episode"s."""
@@ -216,11 +216,13 @@ def field_docs() -> dict[str, str]:
     return docs
 
 
-def _check(config: TD3Config, name: str, ok: bool, expected: str) -> None:
+NET_ARCH = "a non-empty sequence of positive integer layer sizes, e.g. (400, 300)"
+
+
+def _check(config: TD3Config, name: str, ok: Callable[[Any], bool], expected: str) -> None:
+    """Raise a ConfigError naming the field and what it must be, unless ok(value)."""
     value = getattr(config, name)
-    if isinstance(value, float) and math.isnan(value):
-        ok = False
-    if not ok:
+    if not ok(value):
         raise ConfigError(f"TD3Config.{name} = {value!r} is invalid: it must be {expected}.")
 
 
@@ -229,29 +231,42 @@ def _is_int(value, minimum: int) -> bool:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """An int or a float, finite (not inf, not NaN), and not a bool (True is no learning rate)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_sequence(value) -> bool:
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict))
 
 
 def _check_int(config: TD3Config, name: str, minimum: int) -> None:
-    _check(config, name, _is_int(getattr(config, name), minimum), f"an integer >= {minimum}")
+    _check(config, name, lambda v: _is_int(v, minimum), f"an integer >= {minimum}")
 
 
-def _check_choice(config: TD3Config, name: str, choices: tuple[str, ...]) -> None:
-    _check(config, name, getattr(config, name) in choices, "one of " + ", ".join(map(repr, choices)))
+def _check_number(config: TD3Config, name: str, ok: Callable[[float], bool], expected: str) -> None:
+    """A finite int or float (not a bool) that passes `ok`."""
+    _check(config, name, lambda v: _is_number(v) and ok(v), f"a finite number (int or float) {expected}")
 
 
 def _check_schedulable(config: TD3Config, name: str, ok: Callable[[float], bool], expected: str) -> None:
     """A number that passes `ok`, or a schedule whose values at the start and the end of training pass it."""
     value = getattr(config, name)
     if not callable(value):
-        _check(config, name, _is_number(value) and ok(value), f"{expected}, or a schedule of such values")
+        _check(config, name, lambda v: _is_number(v) and ok(v), f"{expected}, or a schedule of such values")
         return
-    start, end = value(1.0), value(0.0)
+    try:
+        start, end = value(1.0), value(0.0)
+    except Exception as error:  # a callable of the wrong signature, or one that fails
+        raise ConfigError(
+            f"TD3Config.{name} = {value!r} is invalid: a schedule is called with progress_remaining (1.0 at the"
+            f" start of training, 0.0 at the end) and returns a number, but calling it raised"
+            f" {type(error).__name__}: {error}"
+        ) from error
     _check(
         config,
         name,
-        all(_is_number(v) and not math.isnan(v) and ok(v) for v in (start, end)),
-        f"a schedule of {expected} values, but it gives {start!r} at the start and {end!r} at the end",
+        lambda _: all(_is_number(v) and ok(v) for v in (start, end)),
+        f"a schedule whose values are each {expected}, but it gives {start!r} at the start and {end!r} at the end",
     )
 
 

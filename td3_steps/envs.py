@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -23,7 +24,8 @@ BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pyb
 
 
 class SpaceError(ValueError):
-    """The environment's action or observation space cannot be used by TD3."""
+    """The environment cannot be used by TD3: its action or observation space, or what its reset and step return
+    (see check_environment); the message names the rule broken."""
 
 
 @contextlib.contextmanager
@@ -182,7 +184,126 @@ def as_env(env: str | gym.Env) -> gym.Env:
     env = make_env(env) if isinstance(env, str) else env
     if not isinstance(env, gym.Env):
         raise TypeError(f"env must be a gymnasium env id or a gymnasium.Env, got {type(env).__name__}.")
+    if not is_from_trusted_code(env):
+        check_environment(env)
     return env
+
+
+# Environments and wrappers from these packages are trusted as they are: checking them would cost resets (Bullet)
+# and could not find anything. An environment with code of its user's in it (an env class, or a wrapper) is checked.
+TRUSTED_MODULES = ("gymnasium.", "pybullet_envs_gymnasium.", "td3_steps.")
+
+
+def is_from_trusted_code(env: gym.Env) -> bool:
+    """Whether `env` and every wrapper around it come from gymnasium, pybullet_envs_gymnasium or td3_steps."""
+    while True:
+        if not type(env).__module__.startswith(TRUSTED_MODULES):
+            return False
+        if not isinstance(env, gym.Wrapper):
+            return True
+        env = env.env
+
+
+def check_environment(env: gym.Env) -> None:
+    """Check an environment before TD3 trains in it: once, when the agent is made, never during training.
+
+    First its spaces (check_action_space, flat_observation_space), then gymnasium's environment checker
+    (gymnasium.utils.env_checker.check_env: reset's and step's return values, seeding, determinism, fresh
+    arrays on every call), then what TD3 needs beyond the checker's warnings: one reset and one step whose
+    observations have the space's shape and whose reward is a real number. Each failure is a SpaceError that
+    names the rule broken. The checker's warnings (advice such as normalized action spaces) are not shown,
+    and it sees the environment as TD3 reads it (_AsTD3ReadsIt). The checks reset and step the environment a
+    few times; TD3 resets it with its own seeds before training.
+    """
+    from gymnasium.utils.env_checker import check_env
+
+    check_action_space(env.action_space)
+    stored_observation_shape(env.observation_space)
+    name = type(env.unwrapped).__name__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the checker's advice; what TD3 needs is checked below
+        try:
+            check_env(_AsTD3ReadsIt(env), skip_render_check=True, skip_close_check=True)
+        except (AssertionError, gym.error.Error, TypeError, AttributeError) as error:
+            rule = " ".join(str(error).split()).rstrip(".") or type(error).__name__
+            raise SpaceError(
+                f"{name} breaks a rule of gymnasium's environment checker (gymnasium.utils.env_checker.check_env):"
+                f" {rule}{_observation_problem(env)} Fix the environment (or wrap it) so that it follows the rule."
+            ) from error
+        obs, _ = env.reset(seed=0)
+        _check_observation(env, obs, "reset()")
+        obs, reward, *_ = env.step(env.action_space.sample())
+    _check_observation(env, obs, "step()")
+    dtype = np.asarray(reward).dtype
+    if np.ndim(reward) != 0 or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+        raise SpaceError(
+            f"{name}.step() returned the reward {reward!r} ({type(reward).__name__}); TD3 needs one real number"
+            " per step (a float, an int or a numpy scalar): return float(reward)."
+        )
+
+
+class _AsTD3ReadsIt(gym.Wrapper):
+    """The environment as the checker should see it for TD3: terminated and truncated as Python bools (the
+    checker asks `truncated is False`; TD3 reads them as truths, numpy bools included), and a NaN or infinite
+    reward as 0 (NaN != NaN fails the checker's determinism check; TD3 stops with a TrainingError naming the
+    step when such a reward reaches the losses), and a Box observation of the space's shape in the space's
+    dtype (TD3 stores observations as float32 whatever their dtype: float64 for a float32 space is fine)."""
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return self._as_stored(obs), info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if np.ndim(reward) == 0 and isinstance(reward, (int, float, np.number)) and not np.isfinite(reward):
+            reward = 0.0
+        return self._as_stored(obs), reward, bool(terminated), bool(truncated), info
+
+    def _as_stored(self, obs):
+        space = self.observation_space
+        if isinstance(space, spaces.Box) and np.shape(obs) == space.shape:
+            return np.asarray(obs, dtype=space.dtype)
+        return obs
+
+
+def _check_observation(env: gym.Env, obs, returned_by: str) -> None:
+    """An observation TD3 can store: for a Box, an array of the space's shape; else one that flattens to the
+    space's flat size."""
+    space = env.observation_space
+    if isinstance(space, spaces.Box):
+        shape = np.shape(obs)
+        fits = shape == space.shape
+    else:
+        try:
+            shape = stored_observation(space, obs).shape
+        except Exception:  # any failure to flatten it is the same mistake
+            shape = None
+        fits = shape == stored_observation_shape(space)
+    if not fits:
+        raise SpaceError(
+            f"{type(env.unwrapped).__name__}.{returned_by} returned an observation of shape {shape}, which does not"
+            f" fit its observation space {space}: return observations of the space's shape (else TD3 would store"
+            " broadcast or misaligned values in its replay memory)."
+        )
+
+
+def _observation_problem(env: gym.Env) -> str:
+    """What is wrong with a fresh observation of a Box space, to add to the checker's "not within the
+    observation space"; "." when nothing is found."""
+    space = env.observation_space
+    try:
+        obs = np.asarray(env.reset(seed=0)[0])
+    except Exception:  # the checker's message stands alone
+        return "."
+    if not isinstance(space, spaces.Box):
+        return "."
+    if obs.shape != space.shape:
+        return f": reset() returned an observation of shape {obs.shape}, the space's shape is {space.shape}."
+    if not np.can_cast(obs.dtype, space.dtype):
+        return f": reset() returned {obs.dtype} observations, the space's dtype is {space.dtype}."
+    if not (np.all(obs >= space.low) and np.all(obs <= space.high)):
+        return ": reset() returned an observation outside the space's low and high bounds."
+    return "."
 
 
 def check_same_spaces(env: gym.Env, observation_space: gym.Space, action_space: gym.Space) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
 import torch
+
+from .files import write_text_atomically
 
 COLUMNS = [
     "step",
@@ -104,22 +107,25 @@ class MetricsCSV:
     An episode's row holds its return and the mean losses and Q-values of the updates
     since the previous row; an evaluation's row holds eval_return and eval_return_std.
     Opening with `resume_from_step` drops the rows written after that step (those of
-    a run that went on past its last checkpoint), so a resumed run's CSV has no duplicates.
+    a run that went on past its last checkpoint), so a resumed run's CSV has no duplicates,
+    and a last row cut short by a crash. That rewrite is atomic (td3_steps.files): a crash
+    during it leaves the old file, never an empty one.
     """
 
     def __init__(self, path, resume_from_step: int | None = None):
         self.path = Path(path)
         if resume_from_step is not None and self.path.exists():
-            kept = [row for row in read_rows(self.path) if int(row["step"]) <= resume_from_step]
+            kept = [row for row in read_rows(self.path) if _whole(row) and int(row["step"]) <= resume_from_step]
             self._rewrite(kept)
-        elif not self.path.exists() or resume_from_step is None:
+        else:
             self._rewrite([])
 
     def _rewrite(self, rows: list[dict]) -> None:
-        with open(self.path, "w", newline="") as f:
-            writer = csv.DictWriter(f, COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
+        text = io.StringIO()
+        writer = csv.DictWriter(text, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+        write_text_atomically(self.path, text.getvalue())
 
     def __call__(self, row: dict) -> None:
         with open(self.path, "a", newline="") as f:
@@ -153,6 +159,11 @@ class TensorBoardLog:
 
     def flush(self) -> None:
         self.writer.flush()
+
+
+def _whole(row: dict) -> bool:
+    """A row with every column (csv.DictReader fills a short row with None, and keys extra cells by None)."""
+    return len(row) == len(COLUMNS) and None not in row.values()
 
 
 def _format(value) -> str:

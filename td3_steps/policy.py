@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from pathlib import Path
 
 import gymnasium as gym
@@ -10,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checkpoint import CheckpointError, load_tensors, save_atomically
+from .checkpoint import CheckpointError, check_contents, load_tensors, save_atomically
 from .config import TD3Config
 from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
 from .networks import Actor, build_actor
@@ -18,7 +20,16 @@ from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .seeding import ACTING, EVAL_EPISODES, derived_seed
 
 POLICY_FORMAT = "td3_steps policy"
-POLICY_VERSION = 2  # version 1 (no "architecture", "obs_dim" instead of "obs_shape") still loads
+POLICY_VERSION = 3  # versions 1 and 2, written before the sha256, still load, unverified
+# What Policy.load needs of a file of each version, with each value's type.
+POLICY_KEYS = {
+    1: {"env_id": str, "net_arch": list, "mixed_precision": bool, "obs_dim": int, "actor": dict},
+    2: {"env_id": str, "architecture": dict, "obs_shape": list, "actor": dict},
+    3: {"env_id": str, "architecture": dict, "obs_shape": list, "actor": dict, "sha256": str},
+}
+POLICY_REMEDY = (
+    "Use another copy of the file, or write it again from its run's checkpoint: TD3.load(...).save_policy(path)."
+)
 
 
 class Policy:
@@ -122,7 +133,8 @@ class Policy:
         return returns
 
     def save(self, path) -> None:
-        """One small file: the actor's weights and what is needed to rebuild it (atomic write)."""
+        """One small file (atomic write): the actor's weights, what is needed to rebuild it (env id, architecture,
+        observation shape), and the sha256 of all that (see `policy_digest`), which `load` checks."""
         if self.env_id is None:
             raise ValueError("Only a policy for a registered environment id can be saved.")
         data = {
@@ -133,6 +145,7 @@ class Policy:
             "obs_shape": list(self.obs_shape),
             "actor": {k: v.cpu() for k, v in self.actor.state_dict().items()},
         }
+        data["sha256"] = policy_digest(data)
         save_atomically(Path(path), data)
 
     @classmethod
@@ -140,24 +153,34 @@ class Policy:
         """A policy saved by `save` (or TD3.save_policy); read with torch.load(weights_only=True).
 
         An actor trained with a custom `actor_net` needs that module again (its weights come from the file).
+        A file whose contents do not match the sha256 it holds (damaged, or edited) is refused.
         """
         data = load_tensors(Path(path), device)
         if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
             raise CheckpointError(f"{path} is not a td3_steps policy file (see TD3.save_policy).")
-        if data.get("version", 1) > POLICY_VERSION:
+        version = data.get("version", 1)
+        if version not in POLICY_KEYS:
             raise CheckpointError(
-                f"{path} was written by a newer td3_steps (version {data['version']}); upgrade td3_steps."
+                f"{path} is a policy file of version {version!r}; this td3_steps reads versions 1 to {POLICY_VERSION}"
+                " (a newer file needs a newer td3_steps: upgrade it)."
+            )
+        check_contents(Path(path), data, POLICY_KEYS[version], POLICY_REMEDY)
+        if version >= 3 and data["sha256"] != policy_digest(data):
+            raise CheckpointError(
+                f"{path} does not match the sha256 it holds: it was damaged (on disk or in a copy) or edited by hand."
+                f" {POLICY_REMEDY}"
             )
         state = data["actor"]
-        architecture = dict(
-            data.get("architecture") or {"net_arch": data["net_arch"], "mixed_precision": data["mixed_precision"]}
-        )
+        if version >= 2:
+            architecture, saved_shape = dict(data["architecture"]), tuple(data["obs_shape"])
+        else:
+            architecture = {"net_arch": data["net_arch"], "mixed_precision": data["mixed_precision"]}
+            saved_shape = (data["obs_dim"],)
         if architecture.pop("custom_net", False) and actor_net is None:
             raise CheckpointError(
                 f"{path} holds an actor with a custom actor_net: pass the same module, Policy.load(path, actor_net=...)."
             )
         env = make_env(data["env_id"])
-        saved_shape = tuple(data.get("obs_shape") or (data["obs_dim"],))
         if stored_observation_shape(env.observation_space) != saved_shape:
             raise CheckpointError(f"{path} was saved for observations of shape {saved_shape}, "
                                   f"but {data['env_id']} gives {stored_observation_shape(env.observation_space)}.")  # fmt: skip
@@ -168,3 +191,16 @@ class Policy:
         except RuntimeError as error:
             raise CheckpointError(f"{path} holds actor weights that do not fit its own description: {error}") from error
         return cls(actor.to(device), env)
+
+
+def policy_digest(data: dict) -> str:
+    """The sha256 of a policy file's contents: its metadata (everything but "actor" and "sha256", as JSON with
+    sorted keys), then each actor tensor's name, dtype, shape and bytes, in name order. It depends on the
+    policy alone, not on how torch laid out the file, so it is computed the same on save and on load."""
+    metadata = {key: value for key, value in data.items() if key not in ("actor", "sha256")}
+    sha = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode())
+    for name, tensor in sorted(data["actor"].items()):
+        tensor = tensor.detach().cpu().contiguous()
+        sha.update(json.dumps([name, str(tensor.dtype), list(tensor.shape)]).encode())
+        sha.update(tensor.reshape(-1).view(torch.uint8).numpy())
+    return sha.hexdigest()

@@ -24,22 +24,30 @@ def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[lis
     return frames, total
 
 
+def check_video_path(path) -> Path:
+    """A path write_video can write: a .gif, or an .mp4 with ffmpeg on PATH, and not a directory."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"Cannot write {path}: it is a directory; give a file name such as {path / 'agent.gif'}.")
+    if path.suffix not in (".gif", ".mp4"):
+        raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
+    if path.suffix == ".mp4" and shutil.which("ffmpeg") is None:
+        raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
+    return path
+
+
 def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
     """A GIF through Pillow (installed with matplotlib), or an MP4 through an ffmpeg on PATH."""
-    path = Path(path)
+    path = check_video_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".gif":
         from PIL import Image
 
         images = [Image.fromarray(frame) for frame in frames]
         images[0].save(path, save_all=True, append_images=images[1:], duration=round(1000 / fps), loop=0)
-    elif path.suffix == ".mp4":
-        ffmpeg = shutil.which("ffmpeg")
-        if ffmpeg is None:
-            raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
-        height, width, _ = frames[0].shape
-        command = [ffmpeg, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
-                   "-r", str(fps), "-i", "-", "-pix_fmt", "yuv420p", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", str(path)]  # fmt: skip
-        subprocess.run(command, input=np.stack(frames).astype(np.uint8).tobytes(), check=True)
     else:
-        raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
+        height, width, _ = frames[0].shape
+        command = [shutil.which("ffmpeg"), "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
+                   f"{width}x{height}", "-r", str(fps), "-i", "-", "-pix_fmt", "yuv420p", "-vf",
+                   "pad=ceil(iw/2)*2:ceil(ih/2)*2", str(path)]  # fmt: skip
+        subprocess.run(command, input=np.stack(frames).astype(np.uint8).tobytes(), check=True)

@@ -117,6 +117,22 @@ def same():
     return lambda a, b: all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
+# ---------------------------------------------------------------- damaged files
+@pytest.fixture
+def flip_a_byte_of():
+    """flip_a_byte_of(file, tensor): flip one bit in the middle of `tensor`'s bytes inside the torch file `file`,
+    as a disk or a copy can. torch keeps a tensor's bytes whole and uncompressed in its zip, and checks no CRC."""
+
+    def flip(file, tensor):
+        data = bytearray(file.read_bytes())
+        start = data.find(tensor.detach().cpu().contiguous().numpy().tobytes())
+        assert start >= 0, f"the tensor's bytes are not in {file}"
+        data[start + tensor.numel() * tensor.element_size() // 2] ^= 0x10
+        file.write_bytes(bytes(data))
+
+    return flip
+
+
 # ---------------------------------------------------------------- the exercise checkers
 @pytest.fixture
 def assert_rejected(capsys):

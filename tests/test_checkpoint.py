@@ -1,4 +1,4 @@
-"""td3_steps.checkpoint: what a checkpoint holds, resume bit for bit, atomic writes, clear errors."""
+"""td3_steps.checkpoint: what a checkpoint holds, resume bit for bit, atomic writes, verified loads, clear errors."""
 
 import copy
 import json
@@ -6,8 +6,17 @@ import json
 import numpy as np
 import pytest
 import torch
+from gymnasium import spaces
 
 from td3_steps import TD3, CheckpointError, LinearSchedule, Policy, ReplayMemory
+from td3_steps.cli import main
+
+
+def as_version_1(checkpoint):
+    """Turn a checkpoint written now into one of version 1, as td3_steps wrote before checksums.json."""
+    (checkpoint / "checksums.json").unlink()
+    meta = json.loads((checkpoint / "meta.json").read_text())
+    (checkpoint / "meta.json").write_text(json.dumps({**meta, "version": 1}, indent=2))
 
 
 # ---------------------------------------------------------------- resume
@@ -48,6 +57,7 @@ def test_resume_is_bit_identical_with_the_stateful_options(tmp_path, small_confi
 def test_checkpoints_of_the_course_version_still_load(tmp_path, toy_env, toy_config, params, same):
     model = TD3(toy_env(), toy_config, seed=1, device="cpu").learn(13)  # mid-episode
     model.save(tmp_path / "ckpt", include_memory=True)
+    as_version_1(tmp_path / "ckpt")
     meta_file, state_file = tmp_path / "ckpt" / "meta.json", tmp_path / "ckpt" / "state.pt"
     meta = json.loads(meta_file.read_text())  # remove what later versions added
     for name in ("custom_networks", "steps_since_training"):
@@ -90,6 +100,7 @@ def test_save_replaces_atomically(tmp_path, small_config):
     model.learn(120)
     model.save(tmp_path / "ckpt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]  # no .tmp or .old left behind
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["checksums.json", "meta.json", "state.pt"]
     assert TD3.load(tmp_path / "ckpt", device="cpu").num_steps == 120
 
 
@@ -100,12 +111,111 @@ def test_a_crash_between_the_renames_is_recovered(tmp_path, small_config):
     assert TD3.load(tmp_path / "ckpt", device="cpu").num_steps == 10
 
 
+def test_evaluate_and_render_find_the_checkpoint_a_crash_between_the_renames_left(tmp_path, small_config, capsys):
+    run = tmp_path / "run"
+    TD3("Pendulum-v1", small_config, seed=0, device="cpu").save(run / "checkpoint")
+    (run / "checkpoint").rename(run / "checkpoint.old")  # a save's first rename, then a crash:
+    (run / "checkpoint.tmp").mkdir()  # the new checkpoint, half written, never renamed
+    (run / "checkpoint.tmp" / "meta.json").write_text("{")
+    main(["evaluate", str(run), "--episodes", "1"])
+    assert capsys.readouterr().out.startswith("Pendulum-v1: ")
+    main(["render", str(run), "--max-steps", "5", "--out", str(tmp_path / "agent.gif")])
+    assert (tmp_path / "agent.gif").exists()
+
+
+# ---------------------------------------------------------------- verified on load
+def test_an_edited_meta_json_is_refused(tmp_path, toy_env, toy_config):
+    """relu -> tanh changes no shape: loaded, the ReLU-trained weights would run through tanh without a word."""
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12).save(tmp_path / "ckpt")
+    meta_file = tmp_path / "ckpt" / "meta.json"
+    meta = meta_file.read_text()
+    assert meta.count('"activation": "relu"') == 1
+    meta_file.write_text(meta.replace('"activation": "relu"', '"activation": "tanh"'))
+    with pytest.raises(CheckpointError, match=r"meta.json does not match its sha256 .* edited by hand.*retrain"):
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+
+
+def test_a_flipped_byte_in_a_weight_tensor_is_refused(tmp_path, toy_env, toy_config, flip_a_byte_of):
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(20)
+    model.save(tmp_path / "ckpt", include_memory=True)
+    state_file, memory_file = tmp_path / "ckpt" / "state.pt", tmp_path / "ckpt" / "replay_memory.pt"
+    weight = model.actor.state_dict()["net.hidden.0.weight"]
+    flip_a_byte_of(state_file, weight)
+    damaged = torch.load(state_file, weights_only=True)["actor"]["net.hidden.0.weight"]
+    assert not torch.equal(damaged, weight)  # torch alone reads another policy without a word
+    with pytest.raises(CheckpointError, match=r"state.pt does not match its sha256 .*damaged"):
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+
+    model.save(tmp_path / "ckpt", include_memory=True)
+    flip_a_byte_of(memory_file, model.memory.obs[:20])
+    with pytest.raises(CheckpointError, match=r"replay_memory.pt does not match its sha256"):
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+    assert TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu", memory=False).num_steps == 20  # not read
+
+
+def without(key):
+    return lambda contents: {k: v for k, v in contents.items() if k != key}
+
+
+HAND_DAMAGE = {  # case: (file, what is done to its contents, the words of the error)
+    "meta.json without seed": ("meta.json", without("seed"), "lacks seed"),
+    "meta.json without num_steps": ("meta.json", without("num_steps"), "lacks num_steps"),
+    "meta.json with no number of steps": ("meta.json", lambda meta: {**meta, "num_steps": None}, "num_steps is a NoneType"),
+    "state.pt without act_rng": ("state.pt", without("act_rng"), "lacks act_rng"),
+    "state.pt holding a list": ("state.pt", lambda state: list(state.values()), "holds a list, not the dict"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", HAND_DAMAGE)
+def test_hand_damaged_files_are_errors_that_name_the_file_and_what_is_wrong(case, tmp_path, toy_env, toy_config):
+    name, damage, words = HAND_DAMAGE[case]
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12).save(tmp_path / "ckpt")
+    as_version_1(tmp_path / "ckpt")  # no checksums to catch the edit first, as in checkpoints written before them
+    file = tmp_path / "ckpt" / name
+    if name == "meta.json":
+        file.write_text(json.dumps(damage(json.loads(file.read_text()))))
+    else:
+        torch.save(damage(torch.load(file, weights_only=True)), file)
+    with pytest.raises(CheckpointError, match=rf"{name} {words}.*retrain"):
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+
+
+def test_network_settings_that_do_not_fit_the_saved_tensors_are_named(tmp_path, toy_env, toy_config):
+    TD3(toy_env(), toy_config, seed=0, device="cpu").save(tmp_path / "ckpt")
+
+    def box(n):
+        return spaces.Box(-1.0, 1.0, (n,), np.float32)
+
+    for config, env, words in [
+        (toy_config.replace(net_arch=(16,)), toy_env(),
+         r"net_arch \[16\] here, \[32, 32\] in the checkpoint \(its actor's Linear weights are \(32, 2\), \(32, 32\), \(1, 32\)\)"),
+        (toy_config.replace(n_critics=3), toy_env(),
+         r"n_critics 3 here, 2 in the checkpoint \(its critics are members.0, members.1\)"),
+        (toy_config, toy_env(observation_space=box(3)),
+         r"observation size 3 here, 2 in the checkpoint \(its actor's first Linear weight is \(32, 2\)\)"),
+        (toy_config, toy_env(action_space=box(2)),
+         r"action size 2 here, 1 in the checkpoint \(its actor's action_low is \(1,\)\)"),
+    ]:  # fmt: skip
+        with pytest.raises(CheckpointError, match=words):
+            TD3.load(tmp_path / "ckpt", env=env, device="cpu", config=config)
+
+
+def test_a_version_2_checkpoint_without_its_checksums_is_refused(tmp_path, toy_env, toy_config):
+    TD3(toy_env(), toy_config, seed=0, device="cpu").save(tmp_path / "ckpt")
+    (tmp_path / "ckpt" / "checksums.json").unlink()
+    with pytest.raises(CheckpointError, match=r"has no checksums.json, which TD3.save writes last.*retrain"):
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+
+
 def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path, small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     model.save(tmp_path / "ckpt")
     with pytest.raises(CheckpointError, match="No checkpoint"):
         TD3.load(tmp_path / "missing")
     (tmp_path / "ckpt" / "state.pt").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="state.pt does not match its sha256"):
+        TD3.load(tmp_path / "ckpt")
+    as_version_1(tmp_path / "ckpt")
     with pytest.raises(CheckpointError, match="corrupt"):
         TD3.load(tmp_path / "ckpt")
     (tmp_path / "ckpt" / "meta.json").write_text(json.dumps({"format": "something else"}))
@@ -120,13 +230,14 @@ def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path, small_config
         TD3.load(foreign)
 
 
-def test_checkpoint_for_another_architecture_is_refused(tmp_path, small_config):
+def test_a_version_1_checkpoint_edited_to_another_architecture_is_refused(tmp_path, small_config):
     TD3("Pendulum-v1", small_config, seed=0, device="cpu").save(tmp_path / "ckpt")
+    as_version_1(tmp_path / "ckpt")
     meta_file = tmp_path / "ckpt" / "meta.json"
     meta = json.loads(meta_file.read_text())
     meta["config"]["net_arch"] = [16]
     meta_file.write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match="does not fit"):
+    with pytest.raises(CheckpointError, match=r"does not fit this agent: net_arch \[16\] here, \[32, 32\] in the"):
         TD3.load(tmp_path / "ckpt", device="cpu")
 
 

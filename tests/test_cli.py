@@ -2,15 +2,21 @@
 
 import csv
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
 from PIL import Image
 
 from td3_steps import TD3, Policy, TD3Config
-from td3_steps.cli import main
+from td3_steps.cli import RunError, main
 from td3_steps.config import PRESETS, field_docs, field_names
-from td3_steps.metrics import COLUMNS
+from td3_steps.metrics import COLUMNS, MetricsCSV
 
 SHORT = ["--steps", "1300", "--eval-freq", "650", "--eval-episodes", "2"]
 HALF = ["--steps", "650", "--eval-freq", "650", "--eval-episodes", "2"]  # SHORT's first evaluation
@@ -101,22 +107,108 @@ def test_evaluate_and_render(tmp_path, capsys):
     assert gif.n_frames == 21
 
 
+def fails(argv: list[str], capsys) -> str:
+    """main(argv) fails as the command line must: one line on stderr, exit status 1, no traceback; that line."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    code = stopped.value.code  # sys.exit("error: ...") exits with status 1, and Python prints the message
+    assert isinstance(code, str) or code == 1, code
+    line = code if isinstance(code, str) else capsys.readouterr().err
+    assert line.startswith("error: ") and len(line.strip().splitlines()) == 1, line
+    return line
+
+
 def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
-    with pytest.raises(SystemExit, match="already holds a run.*--resume"):
-        main(["train", "--out", str(run), "--steps", "10"])
-    with pytest.raises(SystemExit, match="--threads must be at least 1"):
-        main(["train", "--out", str(tmp_path / "other"), "--threads", "0"])
-    with pytest.raises(SystemExit, match="not a run directory"):
-        main(["train", "--resume", str(tmp_path / "nowhere")])
-    with pytest.raises(SystemExit, match="No checkpoint"):
-        main(["evaluate", str(tmp_path / "nowhere")])
-    with pytest.raises(SystemExit, match="choose a .gif or .mp4"):
-        main(["render", str(run), "--out", str(tmp_path / "agent.avi")])
-    with pytest.raises(SystemExit):
-        main(["train", "--preset", "nope"])
-    assert "invalid choice: 'nope'" in capsys.readouterr().err
+    assert "already holds a run: continue it with --resume" in fails(["train", "--out", str(run)], capsys)
+    assert "not a run directory" in fails(["train", "--resume", str(tmp_path / "nowhere")], capsys)
+    assert "No checkpoint" in fails(["evaluate", str(tmp_path / "nowhere")], capsys)
+    assert "choose a .gif or .mp4" in fails(["render", str(run), "--out", str(tmp_path / "agent.avi")], capsys)
+    assert "is a directory" in fails(["render", str(run), "--out", str(tmp_path)], capsys)
+    assert "invalid choice: 'nope'" in fails(["train", "--preset", "nope"], capsys)
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["train", "--steps", "-5"], "--steps: takes an integer >= 0, not '-5'"),
+        (["train", "--eval-freq", "-1"], "--eval-freq: takes an integer >= 1"),
+        (["train", "--eval-freq", "0"], "--eval-freq: takes an integer >= 1"),
+        (["train", "--eval-episodes", "0"], "--eval-episodes: takes an integer >= 1"),
+        (["train", "--checkpoint-freq", "0"], "--checkpoint-freq: takes an integer >= 1"),
+        (["train", "--threads", "0"], "--threads: takes an integer >= 1"),
+        (["train", "--seed", "-1"], "--seed: takes an integer >= 0"),
+        (["train", "--steps", "ten"], "--steps: takes an integer >= 0, not 'ten'"),
+        (["train", "--env", "NoSuchEnv-v0"], "Cannot make environment 'NoSuchEnv-v0'"),
+        (["train", "--batch-size", "0"], "TD3Config.batch_size = 0 is invalid"),
+        (["evaluate", "RUN", "--episodes", "0"], "--episodes: takes an integer >= 1"),
+        (["render", "RUN", "--fps", "0"], "--fps: takes an integer >= 1"),
+        (["render", "RUN", "--max-steps", "0"], "--max-steps: takes an integer >= 1"),
+        (["render", "RUN", "--max-steps", "-3"], "--max-steps: takes an integer >= 1"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_are_one_line_before_anything_is_written(tmp_path, capsys, argv, words):
+    """Issue 18: `train --steps -5 --out neg` left neg/run.json and an empty metrics.csv; render --fps 0 was a
+    ZeroDivisionError. Every argument is checked first, and every failure is one line."""
+    out = ["--out", str(tmp_path / "neg")] if argv[0] == "train" else []
+    argv = [str(tmp_path / "neg") if a == "RUN" else a for a in argv]
+    assert words in fails([*argv, *out], capsys)
+    assert not any(tmp_path.iterdir())
+
+
+def test_out_must_be_a_directory_that_is_new_or_empty_unless_forced(tmp_path, capsys):
+    """Issue 18: --out into a non-empty directory without run.json replaced its metrics.csv, policy.pt and
+    checkpoint/ silently; --out naming a file was a traceback."""
+    file = tmp_path / "file"
+    file.write_text("mine")
+    assert "is a file" in fails(["train", "--out", str(file), *HALF], capsys)
+    assert "is a file" in fails(["train", "--out", str(file / "run"), *HALF], capsys)
+    assert file.read_text() == "mine"
+
+    out = tmp_path / "results"
+    (out / "checkpoint").mkdir(parents=True)
+    for name in ("metrics.csv", "policy.pt", "notes.txt"):
+        (out / name).write_text("mine")
+    line = fails(["train", "--out", str(out), *HALF], capsys)
+    assert "is not empty (checkpoint/, metrics.csv, notes.txt, policy.pt)" in line and "--force" in line
+    assert (out / "metrics.csv").read_text() == "mine" and not (out / "run.json").exists()
+
+    main(["train", "--out", str(out), "--force", *HALF])
+    assert "--force: replacing checkpoint/, metrics.csv, policy.pt in " in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "mine"  # not a run file: kept
+    assert (out / "metrics.csv").read_text().startswith("step,") and TD3.load(out / "checkpoint").num_steps == 650
+
+
+def test_a_full_or_read_only_disk_is_one_line_and_debug_shows_the_traceback(tmp_path, capsys, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 474")
+
+    monkeypatch.setattr(torch, "save", full_disk)
+    run = tmp_path / "run"
+    line = fails(["train", "--out", str(run), *HALF], capsys)
+    assert f"Saving into {run} failed ([enforce fail" in line and "free some disk space" in line
+    assert f"--resume {run}" in line
+    for argv in (["--debug", "train"], ["train", "--debug"]):  # the traceback, with torch's error as the cause
+        with pytest.raises(RunError, match="unexpected pos") as raised:
+            main([*argv, "--out", str(tmp_path / "debug" / argv[0]), *HALF])
+        assert isinstance(raised.value.__cause__, RuntimeError)
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system", str(run / "metrics.csv"))
+
+    monkeypatch.setattr("td3_steps.cli.MetricsCSV.__call__", read_only)
+    line = fails(["train", "--out", str(tmp_path / "ro"), *HALF], capsys)
+    assert "Read-only file system" in line and "that you may write there" in line
+
+
+def test_an_unexpected_error_is_one_line_that_points_to_debug(tmp_path, capsys, monkeypatch):
+    def bug(*args, **kwargs):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(TD3, "learn", bug)
+    assert "KeyError: 'oops' (unexpected: run again with --debug" in fails(["train", "--out", str(tmp_path / "r")], capsys)
 
 
 # ---------------------------------------------------------------- the hyperparameters as flags
@@ -153,8 +245,98 @@ def test_bad_flag_values_are_refused_by_the_config_before_training(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_resume_refuses_config_flags(tmp_path):
+# ---------------------------------------------------------------- resuming, checkpoints, stop signals
+def test_resume_refuses_what_would_make_another_run(tmp_path, capsys):
+    """Issue 18: --resume ignored --seed silently. What the run started with is refused, each flag named."""
     run = tmp_path / "run"
     main(["train", "--out", str(run), *HALF])
-    with pytest.raises(SystemExit, match="--batch-size, --tau: a resumed run goes on with the config it started with"):
-        main(["train", "--resume", str(run), "--tau", "0.1", "--batch-size", "64"])  # named in the config's order
+    before = (run / "metrics.csv").read_text()
+    line = fails(["train", "--resume", str(run), "--tau", "0.1", "--batch-size", "64"], capsys)
+    assert "--batch-size, --tau: a resumed run goes on" in line  # named in the config's order
+    for flags in (["--seed", "3"], ["--env", "MountainCarContinuous-v0"], ["--preset", "pendulum"],
+                  ["--out", str(tmp_path / "other")], ["--force"]):  # fmt: skip
+        line = fails(["train", "--resume", str(run), *flags], capsys)
+        assert line.startswith(f"error: {flags[0]}: a resumed run goes on in its directory with the preset,")
+    assert (run / "metrics.csv").read_text() == before
+
+
+def test_resume_honours_new_evaluation_settings_and_records_them(tmp_path, capsys):
+    """Issue 18: --resume ignored --eval-freq and --eval-episodes. They apply from the checkpoint on, run.json
+    records them (so that the next --resume keeps them), and the command says so."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    capsys.readouterr()
+    main(["train", "--resume", str(run), "--steps", "800", "--eval-freq", "50", "--eval-episodes", "1"])
+    err = capsys.readouterr().err
+    assert f"From step 650 on (recorded in {run / 'run.json'}): total_steps 650 -> 800, eval_freq 650 -> 50," \
+           " eval_episodes 2 -> 1." in err  # fmt: skip
+    meta = json.loads((run / "run.json").read_text())
+    assert (meta["total_steps"], meta["eval_freq"], meta["eval_episodes"]) == (800, 50, 1)
+    evals = [int(r["step"]) for r in rows(run / "metrics.csv") if r["eval_return"]]
+    assert evals == [650, 700, 750, 800]
+
+
+def test_checkpoint_freq_saves_between_evaluations_and_is_kept_on_resume(tmp_path, monkeypatch):
+    saved = []
+    save = TD3.save
+    monkeypatch.setattr(TD3, "save", lambda m, *a, **k: saved.append(m.num_steps) or save(m, *a, **k))
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "600", "--eval-freq", "600", "--eval-episodes", "1",
+          "--checkpoint-freq", "250"])  # fmt: skip
+    assert saved == [250, 500, 600]  # and the run's end, not a second time at the evaluation
+    assert json.loads((run / "run.json").read_text())["checkpoint_freq"] == 250
+    saved.clear()
+    main(["train", "--resume", str(run), "--steps", "800"])
+    assert saved == [750, 800]
+
+
+@pytest.mark.parametrize("signal_number, status, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
+def test_a_stop_signal_saves_a_checkpoint_and_resume_continues(tmp_path, capsys, monkeypatch, signal_number, status,
+                                                               name):  # fmt: skip
+    """Ctrl-C and SIGTERM (a scheduler's, Colab's) stop training at the next step with a checkpoint saved, say
+    how to resume, and exit with 128 + the signal's number."""
+    log = MetricsCSV.__call__
+
+    def log_then_signal(metrics, row):
+        log(metrics, row)
+        if row["step"] == 400:
+            os.kill(os.getpid(), signal_number)
+
+    monkeypatch.setattr(MetricsCSV, "__call__", log_then_signal)
+    previous = signal.signal(signal.SIGTERM, lambda *_: pytest.fail("SIGTERM reached the test: no handler"))
+    run = tmp_path / "run"
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            main(["train", "--out", str(run), *HALF])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert stopped.value.code == status
+    err = capsys.readouterr().err
+    assert f"Stopped by {name} at step 400; checkpoint saved. Continue with: python -m td3_steps train --resume {run}" in err
+    assert TD3.load(run / "checkpoint").num_steps == 400
+    monkeypatch.undo()
+    main(["train", "--resume", str(run)])
+    assert TD3.load(run / "checkpoint").num_steps == 650
+
+
+def test_sigterm_to_the_command_saves_a_checkpoint_and_says_how_to_resume(tmp_path):
+    """What a cluster's scheduler does: SIGTERM to `python -m td3_steps train` in a process of its own."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "td3_steps", "train", "--out", str(run), "--steps", "5000", "--eval-freq", "500",
+               "--eval-episodes", "1", "--threads", "1"]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "checkpoint").exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=120)
+    finally:
+        process.kill()  # nothing left running if the test fails; a no-op once it has exited
+    assert process.returncode == 143, err
+    step = int(re.search(r"Stopped by SIGTERM at step (\d+); checkpoint saved", err)[1])
+    assert f"Continue with: python -m td3_steps train --resume {run}" in err
+    assert 500 <= step < 5000 and TD3.load(run / "checkpoint").num_steps == step
+    main(["train", "--resume", str(run), "--steps", str(step + 50)])
+    assert TD3.load(run / "checkpoint").num_steps == step + 50
+    assert int(rows(run / "metrics.csv")[-1]["step"]) == step + 50

@@ -23,6 +23,43 @@ def test_invalid_config_names_the_field(field, value):
         TD3Config(**{field: value})
 
 
+BOOL_FIELDS = ("layer_norm", "share_features_extractor", "mixed_precision")
+
+
+@pytest.mark.parametrize("field", field_names())
+@pytest.mark.parametrize("value", [None, "nonsense", object(), True, float("inf"), -float("inf"), {"a": 1}])
+def test_every_field_refuses_values_of_the_wrong_type_naming_the_field(field, value):
+    """Issue 18: a string, None, a bool where a number goes, inf: a ConfigError naming the field and what it
+    must be, never a TypeError from a comparison ("'<' not supported") or "'int' object is not iterable"."""
+    if field in BOOL_FIELDS and value is True:
+        return  # the one value that is right there
+    with pytest.raises(ConfigError, match=rf"TD3Config\.{field} = .* is invalid: it must be "):
+        TD3Config(**{field: value})
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("target_policy_noise", float("inf")), ("learning_rate", float("inf")), ("tau", True), ("gamma", True),
+     ("gamma", False), ("net_arch", 64), ("net_arch", "64"), ("net_arch", (64, True)), ("batch_size", "100"),
+     ("gradient_steps", -1.0), ("n_critics", 2.0), ("train_freq", None), ("random_exploration", True),
+     ("exploration_noise", lambda progress: float("inf")), ("learning_rate", lambda: 1e-3)],
+)  # fmt: skip
+def test_infinite_boolean_and_mistyped_values_of_the_audit_are_refused(field, value):
+    with pytest.raises(ConfigError, match=rf"TD3Config\.{field}"):
+        TD3Config(**{field: value})
+
+
+def test_a_schedule_that_cannot_be_called_says_how_schedules_are_called():
+    with pytest.raises(ConfigError, match=r"learning_rate .* called with progress_remaining .* raised TypeError"):
+        TD3Config(learning_rate=lambda: 1e-3)
+
+
+def test_sequences_and_json_lists_are_still_accepted():
+    assert TD3Config(net_arch=[64, 32]).net_arch == (64, 32)
+    assert TD3Config(train_freq=[2, "episode"]).train_freq == (2, "episode")
+    assert TD3Config(gradient_steps=-1, learning_rate=1, tau=1).tau == 1
+
+
 def test_batch_larger_than_the_buffer_and_unknown_names(small_config):
     with pytest.raises(ConfigError, match="batch_size.*buffer_size"):
         TD3Config(batch_size=512, buffer_size=256)

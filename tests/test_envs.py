@@ -1,14 +1,16 @@
 """td3_steps.envs: the spaces TD3 accepts, observations as stored, environment ids, the Bullet tasks."""
 
+import re
 import subprocess
 import sys
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
 
 from td3_steps import TD3, SpaceError
-from td3_steps.envs import as_env, env_id_of, make_env
+from td3_steps.envs import as_env, env_id_of, is_from_trusted_code, make_env
 
 
 def test_dict_and_discrete_observations_are_flattened(small_config, toy_env):
@@ -53,6 +55,73 @@ def test_env_ids_and_env_objects(toy_env):
     assert as_env(pendulum) is pendulum and env_id_of(as_env("Pendulum-v1")) == "Pendulum-v1"
     with pytest.raises(TypeError, match="Stable-Baselines3 policy name"):
         as_env("MlpPolicy")
+
+
+# ---------------------------------------------------------------- what reset and step return (issue 18)
+def misbehaving(toy_env, returns: str, value):
+    """A ToyEnv with a (3,) Box whose reset() or step() returns value() as its observation ("reset", "step") or
+    as its reward ("reward"); value() makes a fresh object each time."""
+
+    class Misbehaving(toy_env):
+        def reset(self, **kwargs):
+            obs, info = super().reset(**kwargs)
+            return (value() if returns == "reset" else obs), info
+
+        def step(self, action):
+            obs, reward, *rest = super().step(action)
+            return (value() if returns == "step" else obs), (value() if returns == "reward" else reward), *rest
+
+    return Misbehaving(observation_space=spaces.Box(-1.0, 1.0, (3,), np.float32))
+
+
+@pytest.mark.parametrize("returns", ["reset", "step"])
+@pytest.mark.parametrize("value, shape", [(lambda: np.zeros(1, np.float32), "(1,)"), (lambda: np.float32(0.5), "()")])
+def test_an_observation_of_the_wrong_shape_is_refused_before_it_reaches_the_memory(small_config, toy_env, returns,
+                                                                                     value, shape):  # fmt: skip
+    """Issue 18: a (1,) array or a scalar for a (3,) Box was broadcast silently into the replay memory during
+    the random warm-up. The check at construction names the shapes."""
+    env = misbehaving(toy_env, returns, value)
+    with pytest.raises(SpaceError, match=rf"{returns}\(\) returned an observation of shape {re.escape(shape)}"):
+        TD3(env, small_config, device="cpu")
+
+
+@pytest.mark.parametrize("reward", [lambda: None, lambda: np.array([1.0]), lambda: "1.0", lambda: [1.0]])
+def test_a_reward_that_is_not_one_number_is_refused(small_config, toy_env, reward):
+    with pytest.raises(SpaceError, match=r"step\(\) returned the reward .*one real number per step"):
+        TD3(misbehaving(toy_env, "reward", reward), small_config, device="cpu")
+
+
+def test_gymnasium_checker_rules_are_named(small_config, toy_env):
+    """An observation array that step() returns again and mutates would make obs and next_obs one array."""
+    shared = np.zeros(3, np.float32)
+    with pytest.raises(SpaceError, match=r"environment checker.*share an object.*Fix the environment"):
+        TD3(misbehaving(toy_env, "step", lambda: shared), small_config, device="cpu")
+
+    class NoSeed(toy_env):
+        def reset(self, options=None):
+            return super().reset()
+
+    with pytest.raises(SpaceError, match="environment checker"):
+        TD3(NoSeed(), small_config, device="cpu")
+
+
+def test_float64_observations_of_a_float32_space_are_accepted(small_config, toy_env):
+    """A common habit (np.array([...]) is float64): TD3 stores float32 whatever the dtype, so the checker sees the
+    observation in the space's dtype and does not refuse the environment for it."""
+    env = misbehaving(toy_env, "reset", lambda: np.full(3, 0.5))
+    TD3(env, small_config, device="cpu").learn(small_config.learning_starts + 2)
+
+
+def test_only_environments_with_user_code_are_checked(toy_env):
+    """gymnasium's, pybullet_envs_gymnasium's and td3_steps' own are trusted: no resets spent on them."""
+    assert is_from_trusted_code(make_env("Pendulum-v1"))
+    assert is_from_trusted_code(gym.wrappers.ClipAction(make_env("Pendulum-v1")))
+    assert not is_from_trusted_code(toy_env())
+
+    class Users(gym.Wrapper):
+        pass
+
+    assert not is_from_trusted_code(Users(make_env("Pendulum-v1")))
 
 
 @pytest.mark.pybullet

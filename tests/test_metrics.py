@@ -1,5 +1,6 @@
 """td3_steps.metrics: the update statistics and their NaN check, the CSV, and TensorBoard."""
 
+import csv
 import math
 import sys
 import types
@@ -50,6 +51,33 @@ def test_metrics_csv_keeps_the_rows_up_to_a_resumed_step(tmp_path):
     MetricsCSV(tmp_path / "metrics.csv", resume_from_step=200)
     assert [row["step"] for row in read_rows(tmp_path / "metrics.csv")] == ["100", "200"]
     assert MetricsCSV(tmp_path / "metrics.csv", resume_from_step=200).last_time() == 2.0
+
+
+def test_a_resumed_metrics_csv_is_rewritten_atomically(tmp_path, monkeypatch):
+    """Issue 18: the rewrite of --resume truncated metrics.csv first; a crash then left it empty."""
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    for step in (100, 200, 300):
+        log({"step": step, "episode_return": -1.0})
+    before = path.read_text()
+
+    def crash(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(csv.DictWriter, "writerows", crash)
+    with pytest.raises(OSError, match="No space left"):
+        MetricsCSV(path, resume_from_step=200)
+    assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["metrics.csv"]
+
+
+def test_a_row_cut_short_by_a_crash_is_dropped_on_resume(tmp_path):
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    log({"step": 100, "episode_return": -1.0})
+    with open(path, "a") as f:
+        f.write("2")  # the start of step 200's row, when the process died
+    MetricsCSV(path, resume_from_step=100)
+    assert [row["step"] for row in read_rows(path)] == ["100"]
 
 
 def test_tensorboard_gets_the_csv_column_names(tmp_path, monkeypatch, toy_env, toy_config):

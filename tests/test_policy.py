@@ -63,10 +63,37 @@ def test_policy_file_round_trip(tmp_path, small_config):
         Policy.load(tmp_path / "bad.pt")
 
 
-def test_policies_of_the_course_version_still_load(tmp_path, small_config):
+def test_policies_of_the_course_version_and_of_version_2_still_load(tmp_path, small_config):
     model = TD3("Pendulum-v1", small_config, seed=1, device="cpu")
     v1 = {"format": "td3_steps policy", "version": 1, "env_id": "Pendulum-v1", "net_arch": [32, 32],
           "mixed_precision": False, "obs_dim": 3, "actor": model.actor.state_dict()}  # fmt: skip
     torch.save(v1, tmp_path / "policy_v1.pt")
+    model.save_policy(tmp_path / "policy.pt")
+    v2 = {**torch.load(tmp_path / "policy.pt", weights_only=True), "version": 2}
+    del v2["sha256"]  # version 2 had no checksum
+    torch.save(v2, tmp_path / "policy_v2.pt")
     obs = np.ones((4, 3), np.float32)
-    assert np.array_equal(Policy.load(tmp_path / "policy_v1.pt").predict(obs)[0], model.predict(obs)[0])
+    for file in ("policy_v1.pt", "policy_v2.pt"):
+        assert np.array_equal(Policy.load(tmp_path / file).predict(obs)[0], model.predict(obs)[0]), file
+
+
+def test_a_damaged_or_edited_policy_file_is_refused(tmp_path, small_config, flip_a_byte_of):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    model.save_policy(tmp_path / "policy.pt")
+    data = torch.load(tmp_path / "policy.pt", weights_only=True)
+    data["architecture"]["activation"] = "tanh"  # no shape changes: the ReLU-trained weights would run through tanh
+    torch.save(data, tmp_path / "edited.pt")
+    with pytest.raises(CheckpointError, match=r"edited.pt does not match the sha256 it holds.*save_policy"):
+        Policy.load(tmp_path / "edited.pt")
+
+    weight = model.actor.state_dict()["net.hidden.0.weight"]
+    flip_a_byte_of(tmp_path / "policy.pt", weight)
+    damaged = torch.load(tmp_path / "policy.pt", weights_only=True)["actor"]["net.hidden.0.weight"]
+    assert not torch.equal(damaged, weight)  # torch alone reads another actor without a word
+    with pytest.raises(CheckpointError, match=r"policy.pt does not match the sha256 it holds: it was damaged"):
+        Policy.load(tmp_path / "policy.pt")
+
+    del data["actor"]
+    torch.save(data, tmp_path / "no_actor.pt")
+    with pytest.raises(CheckpointError, match=r"no_actor.pt lacks actor: it was edited"):
+        Policy.load(tmp_path / "no_actor.pt")

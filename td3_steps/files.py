@@ -1,0 +1,35 @@
+"""Files written atomically: into `<name>.tmp`, flushed to the disk (fsync), then renamed over the old one.
+
+A crash, a kill or a full disk while writing leaves the old file or the whole new one, never a part of one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+
+def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:
+    """`write(f)` into `<file>.tmp`, then rename it to `file`; on failure the temporary file is removed."""
+    file = Path(file)
+    tmp = file.with_name(file.name + ".tmp")
+    try:
+        write_synced(tmp, write)
+        os.replace(tmp, file)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_synced(file, write: Callable[[BinaryIO], object]) -> None:
+    """`write(f)` into `file`, flushed to the disk before it returns (for files renamed into place later)."""
+    with open(file, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_text_atomically(file, text: str) -> None:
+    write_atomically(file, lambda f: f.write(text.encode()))

@@ -23,7 +23,8 @@ class MLP(nn.Module):
     """Hidden layers Linear (-> LayerNorm) -> activation, then a linear output layer.
 
     `layer_norm` puts a LayerNorm after each hidden Linear, before its activation (as
-    Stable-Baselines' LnMlpPolicy). With `mixed_precision`, the hidden layers run under
+    Stable-Baselines' LnMlpPolicy). ReLU and LeakyReLU work in place (see `activation_layer`).
+    With `mixed_precision`, the hidden layers run under
     bfloat16 autocast (where the matrix products are) and the output layer runs in float32,
     so Q-values and actions, and everything computed from them, stay float32.
     """
@@ -43,7 +44,7 @@ class MLP(nn.Module):
             layers.append(nn.Linear(in_dim, size))
             if layer_norm:
                 layers.append(nn.LayerNorm(size))
-            layers.append(getattr(nn, ACTIVATIONS[activation])())
+            layers.append(activation_layer(activation))
             in_dim = size
         self.hidden = nn.Sequential(*layers)
         self.out = nn.Linear(in_dim, out_dim)
@@ -55,6 +56,19 @@ class MLP(nn.Module):
         with torch.autocast(x.device.type, dtype=torch.bfloat16):
             h = self.hidden(x)
         return self.out(h.float())
+
+
+def activation_layer(activation: str) -> nn.Module:
+    """The activation after a hidden layer; ReLU and LeakyReLU overwrite their input (inplace=True).
+
+    Nothing else needs that input: the Linear (or LayerNorm) that made it keeps its own input for
+    the backward pass, and these two activations compute their gradient from their output. Working
+    in place spares a fresh (B, width) tensor per layer, a pass over memory, and gives the same
+    values and gradients, bit for bit. (ELU's in-place gradient is computed differently, so it
+    and the others keep a fresh output.)
+    """
+    module = getattr(nn, ACTIVATIONS[activation])
+    return module(inplace=True) if activation in ("relu", "leaky_relu") else module()
 
 
 class Actor(nn.Module):

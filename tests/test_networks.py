@@ -1,11 +1,14 @@
 """td3_steps.networks: step 2 (the actor), step 3 (the critics), the targets, and the network options."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
 from td3_steps import TD3, Actor, CheckpointError, Critics, Policy, make_target
+from td3_steps.networks import MLP
 
 LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
 HIGH = torch.tensor([2.0, 3.0])
@@ -61,6 +64,28 @@ def test_activation_and_layer_norm_shape_the_mlps(toy_env, toy_config):
         assert kinds == [nn.Linear, nn.LayerNorm, nn.Tanh] * 2
     model.learn(15)
     assert model.critic_updates == 5
+
+
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu", "elu"])
+@pytest.mark.parametrize("layer_norm", [False, True])
+def test_in_place_activations_give_the_same_values_and_gradients_bit_for_bit(activation, layer_norm):
+    torch.manual_seed(0)
+    mlp = MLP(5, (32, 16), 2, activation=activation, layer_norm=layer_norm)
+    in_place = [layer for layer in mlp.hidden if getattr(layer, "inplace", False)]
+    assert len(in_place) == (2 if activation in ("relu", "leaky_relu") else 0)  # ELU's in-place gradient differs
+    fresh = copy.deepcopy(mlp)
+    for layer in fresh.hidden:
+        if hasattr(layer, "inplace"):
+            layer.inplace = False
+    x = torch.randn(64, 5)
+    outputs, grads = [], []
+    for net in (mlp, fresh):
+        out = net(x)
+        (out**2).sum().backward()
+        outputs.append(out.detach())
+        grads.append([p.grad for p in net.parameters()])
+    assert torch.equal(outputs[0], outputs[1])
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
 
 
 class ActorNet(nn.Module):

@@ -15,7 +15,6 @@ pretraining (behaviour cloning), callbacks (evaluation), metrics (the update sta
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -395,9 +394,10 @@ class TD3:
         return checkpoint.load_agent(cls, path, env, device, memory, config, networks, tensorboard_log)
 
     def save_replay_memory(self, path) -> None:
-        """Write the replay memory alone to one file (atomically), as Stable-Baselines3's save_replay_buffer."""
-        checkpoint.save_atomically(Path(path), self.memory.state_dict())
+        """Write the replay memory alone to one file (atomically, with its sha256), as Stable-Baselines3's save_replay_buffer."""
+        checkpoint.save_memory_file(path, self.memory.state_dict())
 
     def load_replay_memory(self, path) -> None:
-        """Read a replay memory written by save_replay_memory (torch.load(weights_only=True))."""
-        self.memory.load_state_dict(checkpoint.load_tensors(Path(path), self.device))
+        """Read a replay memory written by save_replay_memory: verified by its sha256, read with
+        torch.load(weights_only=True); one of another capacity or other shapes is a ValueError."""
+        self.memory.load_state_dict(checkpoint.read_memory_file(path, self.device))

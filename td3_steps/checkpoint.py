@@ -38,6 +38,8 @@ REMEDY = (
     "Load another checkpoint (a <name>.old beside it, left by an interrupted save, or a copy you kept) or retrain;"
     " to load with other settings, pass TD3.load(path, config=...) rather than editing meta.json."
 )
+MEMORY_FORMAT = "td3_steps replay memory"
+MEMORY_REMEDY = "Use another copy of the file, or write it again with save_replay_memory from the agent that holds it."
 # What get_parameters returns and set_parameters takes: the networks, their targets, the optimizers.
 PARAMETERS = ("actor", "actor_target", "critics", "critic_targets", "actor_optimizer", "critic_optimizer")
 # What load_agent needs of meta.json and state.pt, with each value's type. Checkpoints of the course
@@ -84,10 +86,56 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
     shutil.rmtree(old, ignore_errors=True)
 
 
+def save_memory_file(file, memory: dict) -> None:
+    """A replay memory alone in one file (TD3.save_replay_memory), atomically: its state_dict and the
+    sha256 of its contents (content_digest), which read_memory_file checks."""
+    data = {"format": MEMORY_FORMAT, "version": 1, "memory": memory}
+    data["sha256"] = _memory_digest(data)
+    save_atomically(Path(file), data)
+
+
+def read_memory_file(file, map_location) -> dict:
+    """The replay memory state_dict in a file written by save_memory_file, verified; a file written before the
+    format (the bare state_dict) loads unverified."""
+    file = Path(file)
+    data = load_tensors(file, map_location)
+    if isinstance(data, dict) and "format" not in data and "obs" in data:
+        return data
+    if not isinstance(data, dict) or data.get("format") != MEMORY_FORMAT:
+        raise CheckpointError(f"{file} is not a replay memory file: write one with TD3.save_replay_memory.")
+    check_contents(file, data, {"version": int, "memory": dict, "sha256": str}, MEMORY_REMEDY)
+    if data["version"] != 1:
+        raise CheckpointError(f"{file} is a replay memory file of version {data['version']}: upgrade td3_steps.")
+    if data["sha256"] != _memory_digest(data):
+        raise CheckpointError(
+            f"{file} does not match the sha256 it holds: it was damaged (on disk or in a copy) or edited. {MEMORY_REMEDY}"
+        )
+    return data["memory"]
+
+
+def _memory_digest(data: dict) -> str:
+    memory = data["memory"]
+    counters = {key: value for key, value in memory.items() if not isinstance(value, torch.Tensor)}
+    tensors = {key: value for key, value in memory.items() if isinstance(value, torch.Tensor)}
+    return content_digest({"format": data["format"], "version": data["version"], **counters}, tensors)
+
+
 def save_atomically(file: Path, data) -> None:
     """torch.save into `<file>.tmp`, then rename: the file is either the old one or the whole new one."""
     file.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(file, lambda f: torch.save(data, f))
+
+
+def content_digest(metadata: dict, tensors: dict[str, torch.Tensor]) -> str:
+    """The sha256 of a file's contents: `metadata` as JSON with sorted keys, then each tensor's name, dtype,
+    shape and bytes, in name order. It depends on the contents alone, not on how torch laid out the file,
+    so it is computed the same on save and on load (actor files and replay memory files hold it)."""
+    sha = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode())
+    for name, tensor in sorted(tensors.items()):
+        tensor = tensor.detach().cpu().contiguous()
+        sha.update(json.dumps([name, str(tensor.dtype), list(tensor.shape)]).encode())
+        sha.update(tensor.reshape(-1).view(torch.uint8).numpy())
+    return sha.hexdigest()
 
 
 def _sha256(file: Path) -> str:
@@ -129,9 +177,12 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
         raise CheckpointError(f"{meta_file} is corrupt ({error}). {REMEDY}") from error
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a td3_steps checkpoint (meta.json has no format {FORMAT!r}).")
-    if meta.get("version", 0) > VERSION:
-        raise CheckpointError(f"{path} was written by a newer td3_steps (format {meta['version']}); upgrade td3_steps.")
-    if not verified and meta.get("version", 0) >= 2:
+    version = meta.get("version", 0)
+    if type(version) is not int:
+        raise CheckpointError(f"{meta_file} gives version {version!r}, not a whole number. {REMEDY}")
+    if version > VERSION:
+        raise CheckpointError(f"{path} was written by a newer td3_steps (format {version}); upgrade td3_steps.")
+    if not verified and version >= 2:
         raise CheckpointError(f"{path} has no {CHECKSUMS}, which TD3.save writes last: it is incomplete. {REMEDY}")
     check_contents(meta_file, meta, META_KEYS, REMEDY)
     state = load_tensors(path / "state.pt", map_location)

@@ -248,7 +248,9 @@ def _train_freq(words: list[str]) -> int | tuple[int, str]:
     return n if len(words) == 1 else (n, words[1])
 
 
-AGENT_HELP = "a run directory or a checkpoint directory (the last agent), or an actor file such as RUN_DIR/best_policy.pt"
+AGENT_HELP = (
+    "a run directory or a checkpoint directory (the last agent), or an actor file such as RUN_DIR/best_policy.pt"
+)
 
 
 def _agent(path: str, device: str) -> TD3 | Policy:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from .files import write_text_atomically
+from .files import write_atomically, write_text_atomically
 
 COLUMNS = [
     "step",
@@ -234,5 +234,5 @@ def plot_learning_curve(csv_path, png_path, title: str = "", reference: float | 
     if series["q1_mean"]:
         ax_q.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
+    write_atomically(png_path, lambda f: fig.savefig(f, format="png", dpi=100))
     plt.close(fig)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from pathlib import Path
 
 import gymnasium as gym
@@ -12,7 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checkpoint import CheckpointError, check_contents, load_tensors, save_atomically
+from .checkpoint import CheckpointError, check_contents, content_digest, load_tensors, save_atomically
 from .config import TD3Config
 from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
 from .networks import Actor, build_actor
@@ -159,7 +157,7 @@ class Policy:
         if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
             raise CheckpointError(f"{path} is not a td3_steps policy file (see TD3.save_policy).")
         version = data.get("version", 1)
-        if version not in POLICY_KEYS:
+        if type(version) is not int or version not in POLICY_KEYS:
             raise CheckpointError(
                 f"{path} is a policy file of version {version!r}; this td3_steps reads versions 1 to {POLICY_VERSION}"
                 " (a newer file needs a newer td3_steps: upgrade it)."
@@ -194,13 +192,7 @@ class Policy:
 
 
 def policy_digest(data: dict) -> str:
-    """The sha256 of a policy file's contents: its metadata (everything but "actor" and "sha256", as JSON with
-    sorted keys), then each actor tensor's name, dtype, shape and bytes, in name order. It depends on the
-    policy alone, not on how torch laid out the file, so it is computed the same on save and on load."""
+    """The sha256 of a policy file's contents (checkpoint.content_digest): its metadata (everything but "actor"
+    and "sha256"), then the actor's tensors."""
     metadata = {key: value for key, value in data.items() if key not in ("actor", "sha256")}
-    sha = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode())
-    for name, tensor in sorted(data["actor"].items()):
-        tensor = tensor.detach().cpu().contiguous()
-        sha.update(json.dumps([name, str(tensor.dtype), list(tensor.shape)]).encode())
-        sha.update(tensor.reshape(-1).view(torch.uint8).numpy())
-    return sha.hexdigest()
+    return content_digest(metadata, data["actor"])

@@ -97,17 +97,36 @@ class ReplayMemory:
         }
 
     def load_state_dict(self, state: dict) -> None:
-        saved, this = state["obs"], self.obs
-        if state["capacity"] != self.capacity or (saved.shape[1:], saved.dtype) != (this.shape[1:], this.dtype):
-            raise ValueError(
-                f"The saved replay memory (capacity {state['capacity']}, observations {tuple(saved.shape[1:])}"
-                f" {saved.dtype}) does not fit this one (capacity {self.capacity}, observations"
-                f" {tuple(this.shape[1:])} {this.dtype})."
-            )
+        """Put back a `state_dict` of a memory with this capacity and these shapes; a ValueError says what differs."""
+        problem = self._misfit(state)
+        if problem is not None:
+            raise ValueError(f"The saved replay memory does not fit this one: {problem}.")
         n = state["size"]
         for name, tensor in self._tensors().items():
             tensor[:n] = state[name].to(self.device)
         self.position, self.size = state["position"], n
+
+    def _misfit(self, state) -> str | None:
+        if not isinstance(state, dict):
+            return f"it is a {type(state).__name__}, not a ReplayMemory.state_dict()"
+        counters = ("size", "position", "capacity")
+        missing = [key for key in (*self._tensors(), *counters) if key not in state]
+        if missing:
+            return f"it lacks {', '.join(missing)}"
+        if any(type(state[key]) is not int for key in counters):
+            return "its size, position and capacity are not all whole numbers"
+        n, position, capacity = (state[key] for key in counters)
+        if capacity != self.capacity:
+            return f"capacity {capacity} saved, {self.capacity} here"
+        if not (0 <= n <= capacity and 0 <= position < capacity):
+            return f"size {n} and position {position} do not fit its capacity {capacity}"
+        for name, this in self._tensors().items():
+            saved, expected = state[name], (n, *this.shape[1:])
+            if not isinstance(saved, torch.Tensor):
+                return f"{name} is a {type(saved).__name__}, not a tensor"
+            if (tuple(saved.shape), saved.dtype) != (expected, this.dtype):
+                return f"{name} is {tuple(saved.shape)} {saved.dtype} saved, {expected} {this.dtype} here"
+        return None
 
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {

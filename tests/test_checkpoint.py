@@ -210,6 +210,7 @@ def test_a_version_2_checkpoint_without_its_checksums_is_refused(tmp_path, toy_e
 def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path, small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     model.save(tmp_path / "ckpt")
+    meta = json.loads((tmp_path / "ckpt" / "meta.json").read_text())
     with pytest.raises(CheckpointError, match="No checkpoint"):
         TD3.load(tmp_path / "missing")
     (tmp_path / "ckpt" / "state.pt").write_bytes(b"garbage")
@@ -221,6 +222,10 @@ def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path, small_config
     (tmp_path / "ckpt" / "meta.json").write_text(json.dumps({"format": "something else"}))
     with pytest.raises(CheckpointError, match="not a td3_steps checkpoint"):
         TD3.load(tmp_path / "ckpt")
+    for version in ("2", [2], 2.0, None):
+        (tmp_path / "ckpt" / "meta.json").write_text(json.dumps({**meta, "version": version}))
+        with pytest.raises(CheckpointError, match=r"meta.json gives version .*, not a whole number.*retrain"):
+            TD3.load(tmp_path / "ckpt")
     (tmp_path / "ckpt" / "meta.json").write_text("{not json")
     with pytest.raises(CheckpointError, match="corrupt"):
         TD3.load(tmp_path / "ckpt")
@@ -281,3 +286,39 @@ def test_save_and_load_the_replay_memory(tmp_path, toy_env, toy_config):
     assert len(fresh.memory) == 20 and torch.equal(fresh.memory.obs, model.memory.obs)
     with pytest.raises(ValueError, match="does not fit"):
         ReplayMemory(10, 2, 1).load_state_dict(fresh.memory.state_dict())
+
+
+def test_a_damaged_foreign_or_misfitting_replay_memory_file_is_refused(tmp_path, toy_env, toy_config, flip_a_byte_of):
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(20)
+    file = tmp_path / "memory.pt"
+    model.save_replay_memory(file)
+    fresh = TD3(toy_env(), toy_config, seed=1, device="cpu")
+    flip_a_byte_of(file, model.memory.obs[:20])
+    with pytest.raises(CheckpointError, match=r"memory.pt does not match the sha256 it holds.*save_replay_memory"):
+        fresh.load_replay_memory(file)
+    assert len(fresh.memory) == 0
+
+    torch.save({"format": "td3_steps policy", "actor": {}}, tmp_path / "policy.pt")
+    with pytest.raises(CheckpointError, match=r"policy.pt is not a replay memory file: write one with"):
+        fresh.load_replay_memory(tmp_path / "policy.pt")
+
+    state = model.memory.state_dict()
+    torch.save(state, tmp_path / "bare.pt")  # as save_replay_memory wrote it before the file had a format
+    fresh.load_replay_memory(tmp_path / "bare.pt")
+    assert len(fresh.memory) == 20 and torch.equal(fresh.memory.obs, model.memory.obs)
+
+    wrong = [
+        ({**state, "action": state["action"][:, :0]}, r"action is \(20, 0\) torch.float32 saved, \(20, 1\)"),
+        ({k: v for k, v in state.items() if k != "reward"}, "it lacks reward"),
+        ({**state, "size": 21}, r"obs is \(20, 2\) torch.float32 saved, \(21, 2\) torch.float32 here"),
+        ({**state, "position": 5000}, "size 20 and position 5000 do not fit its capacity 5000"),
+        ({**state, "size": 20.0}, "not all whole numbers"),
+        ({**state, "capacity": 7}, "capacity 7 saved, 5000 here"),
+        ([1, 2], "bad.pt is not a replay memory file"),
+    ]
+    for bad, words in wrong:
+        torch.save(bad, tmp_path / "bad.pt")
+        with pytest.raises((ValueError, CheckpointError), match=words):
+            TD3(toy_env(), toy_config, seed=1, device="cpu").load_replay_memory(tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="does not fit this one: it is a list, not a ReplayMemory.state_dict"):
+        fresh.memory.load_state_dict([1, 2])

@@ -208,7 +208,9 @@ def test_an_unexpected_error_is_one_line_that_points_to_debug(tmp_path, capsys, 
         raise KeyError("oops")
 
     monkeypatch.setattr(TD3, "learn", bug)
-    assert "KeyError: 'oops' (unexpected: run again with --debug" in fails(["train", "--out", str(tmp_path / "r")], capsys)
+    assert "KeyError: 'oops' (unexpected: run again with --debug" in fails(
+        ["train", "--out", str(tmp_path / "r")], capsys
+    )
 
 
 # ---------------------------------------------------------------- the hyperparameters as flags
@@ -290,7 +292,9 @@ def test_checkpoint_freq_saves_between_evaluations_and_is_kept_on_resume(tmp_pat
     assert saved == [750, 800]
 
 
-@pytest.mark.parametrize("signal_number, status, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
+@pytest.mark.parametrize(
+    "signal_number, status, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
 def test_a_stop_signal_saves_a_checkpoint_and_resume_continues(tmp_path, capsys, monkeypatch, signal_number, status,
                                                                name):  # fmt: skip
     """Ctrl-C and SIGTERM (a scheduler's, Colab's) stop training at the next step with a checkpoint saved, say
@@ -312,7 +316,10 @@ def test_a_stop_signal_saves_a_checkpoint_and_resume_continues(tmp_path, capsys,
         signal.signal(signal.SIGTERM, previous)
     assert stopped.value.code == status
     err = capsys.readouterr().err
-    assert f"Stopped by {name} at step 400; checkpoint saved. Continue with: python -m td3_steps train --resume {run}" in err
+    assert (
+        f"Stopped by {name} at step 400; checkpoint saved. Continue with: python -m td3_steps train --resume {run}"
+        in err
+    )
     assert TD3.load(run / "checkpoint").num_steps == 400
     monkeypatch.undo()
     main(["train", "--resume", str(run)])

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from td3_steps import TD3, TrainingError
-from td3_steps.metrics import MetricsCSV, UpdateStats, read_rows
+from td3_steps.metrics import MetricsCSV, UpdateStats, plot_learning_curve, read_rows
 
 
 def _record(stats, critic_losses, actor_every=2):
@@ -68,6 +68,28 @@ def test_a_resumed_metrics_csv_is_rewritten_atomically(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         MetricsCSV(path, resume_from_step=200)
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["metrics.csv"]
+
+
+def test_the_learning_curve_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    for step in (100, 200):
+        log({"step": step, "episode_return": -1.0, "eval_return": -2.0, "q1_mean": 0.5, "q2_mean": 0.4})
+    png = tmp_path / "learning_curve.png"
+    plot_learning_curve(path, png)
+    before = png.read_bytes()
+    assert before.startswith(b"\x89PNG")
+
+    def crash(self, f, **kwargs):
+        f.write(b"\x89PNG half a picture")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", crash)
+    with pytest.raises(OSError, match="No space left"):
+        plot_learning_curve(path, png)
+    assert png.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [png.name, path.name]
 
 
 def test_a_row_cut_short_by_a_crash_is_dropped_on_resume(tmp_path):

@@ -1,5 +1,7 @@
 """td3_steps.policy: predict, explore, evaluate, and the policy file."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -92,6 +94,13 @@ def test_a_damaged_or_edited_policy_file_is_refused(tmp_path, small_config, flip
     assert not torch.equal(damaged, weight)  # torch alone reads another actor without a word
     with pytest.raises(CheckpointError, match=r"policy.pt does not match the sha256 it holds: it was damaged"):
         Policy.load(tmp_path / "policy.pt")
+
+    for version in ("3", [3], 3.0, True, 99):
+        torch.save({**data, "version": version}, tmp_path / "other_version.pt")
+        with pytest.raises(
+            CheckpointError, match=rf"policy file of version {re.escape(repr(version))}; this td3_steps"
+        ):
+            Policy.load(tmp_path / "other_version.pt")
 
     del data["actor"]
     torch.save(data, tmp_path / "no_actor.pt")

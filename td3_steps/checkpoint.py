@@ -222,7 +222,7 @@ def check_contents(file: Path, data, expected: dict, remedy: str) -> None:
         raise CheckpointError(f"{file} holds a {type(data).__name__}, not the dict td3_steps writes. {remedy}")
     missing = [key for key in expected if key not in data]
     wrong = [
-        f"{key} is a {type(data[key]).__name__}"
+        f"{key} is {'an' if type(data[key]).__name__[0] in 'aeiou' else 'a'} {type(data[key]).__name__}"
         for key, kind in expected.items()
         if key in data and not isinstance(data[key], kind)
     ]

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 from .agent import TD3
-from .checkpoint import CheckpointError, find_checkpoint
+from .checkpoint import CheckpointError, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .devices import resolve_device
 from .envs import make_env
@@ -383,16 +383,26 @@ def _apply_resume_changes(run: dict, args: argparse.Namespace) -> list[str]:
     return changes
 
 
+# What --resume reads of run.json: each value's type, and the least value of its numbers (None: not given).
+RUN_KEYS = {"env_id": str, "total_steps": int, "eval_freq": int, "eval_episodes": int}
+RUN_MINIMUMS = {"total_steps": 0, "eval_freq": 1, "eval_episodes": 1, "checkpoint_freq": 1, "threads": 1}
+RUN_REMEDY = "It records the run's settings: restore it from a copy, or start a new run with --out."
+
+
 def _read_run(run_dir: Path) -> dict:
     path = run_dir / RUN_FILE
     if not path.is_file():
         raise CheckpointError(f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run.")
     try:
-        return json.loads(path.read_text())
-    except ValueError as error:
-        raise CheckpointError(
-            f"{path} is not readable JSON ({error}); it records the run's settings: restore it, or start a new run."
-        ) from error
+        run = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"{path} is not readable JSON ({error}). {RUN_REMEDY}") from error
+    check_contents(path, run, RUN_KEYS, RUN_REMEDY)
+    for key, minimum in RUN_MINIMUMS.items():
+        value = run.get(key)
+        if value is not None and (type(value) is not int or value < minimum):
+            raise CheckpointError(f"{path} gives {key} {value!r}, not an integer >= {minimum}. {RUN_REMEDY}")
+    return run
 
 
 def _write_run(run_dir: Path, run: dict) -> None:

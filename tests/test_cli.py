@@ -262,6 +262,28 @@ def test_resume_refuses_what_would_make_another_run(tmp_path, capsys):
     assert (run / "metrics.csv").read_text() == before
 
 
+def test_resume_refuses_an_edited_or_damaged_run_json_before_writing(tmp_path, capsys):
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    good = json.loads((run / "run.json").read_text())
+    before = {p.name: p.stat().st_mtime_ns for p in run.iterdir()}
+    for edited, words in [
+        ({k: v for k, v in good.items() if k != "total_steps"}, "run.json lacks total_steps: it was edited"),
+        ({**good, "eval_freq": "x"}, "run.json eval_freq is a str"),
+        ({**good, "threads": 0}, "run.json gives threads 0, not an integer >= 1"),
+        ({**good, "checkpoint_freq": True}, "run.json gives checkpoint_freq True, not an integer >= 1"),
+        ([1], "run.json holds a list, not the dict"),
+    ]:  # fmt: skip
+        (run / "run.json").write_text(json.dumps(edited))
+        line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
+        assert words in line and line.rstrip().endswith("or start a new run with --out."), line
+    (run / "run.json").write_bytes(b"\xff\xfe")
+    assert "run.json is not readable JSON" in fails(["train", "--resume", str(run)], capsys)
+    assert {p.name: p.stat().st_mtime_ns for p in run.iterdir() if p.name != "run.json"} == {
+        name: t for name, t in before.items() if name != "run.json"
+    }
+
+
 def test_resume_honours_new_evaluation_settings_and_records_them(tmp_path, capsys):
     """Issue 18: --resume ignored --eval-freq and --eval-episodes. They apply from the checkpoint on, run.json
     records them (so that the next --resume keeps them), and the command says so."""

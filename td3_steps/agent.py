@@ -30,6 +30,8 @@ from .devices import adam, resolve_device, warn_if_bfloat16_is_emulated
 from .envs import (
     as_env,
     check_action_space,
+    check_observation,
+    check_reward,
     check_same_spaces,
     env_id_of,
     is_image_space,
@@ -44,7 +46,7 @@ from .policy import Policy
 from .polyak import polyak_update
 from .replay_memory import ReplayMemory
 from .schedules import value_at
-from .seeding import ACTING, TRAIN_EPISODES, UPDATES, derived_seed
+from .seeding import ACTING, TRAIN_EPISODES, UPDATES, check_seed, derived_seed
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
 Callback = Callable[["TD3"], "bool | None"]  # see td3_steps.callbacks
@@ -81,7 +83,7 @@ class TD3:
         self.env = as_env(env)
         self.env_id = env_id_of(env)
         self.config = config = config_of(config, config_fields)
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.device = resolve_device(device)
         if config.mixed_precision:
             warn_if_bfloat16_is_emulated(self.device)
@@ -208,6 +210,12 @@ class TD3:
         if not isinstance(total_timesteps, int) or isinstance(total_timesteps, bool) or total_timesteps < 0:
             raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
         callbacks = list(callback) if isinstance(callback, Sequence) else [callback] if callback is not None else []
+        not_callable = [f for f in (*callbacks, log) if f is not None and not callable(f)]
+        if not_callable:
+            raise TypeError(
+                f"callback and log take functions (callback(model), log(row)), or a list of callbacks; got"
+                f" {not_callable[0]!r}."
+            )
         if eval_freq != 0:
             callbacks.insert(0, EvalCallback(eval_freq, eval_episodes))
         self._learn_end = self.num_steps + total_timesteps
@@ -280,9 +288,15 @@ class TD3:
         if self._obs is None:
             self._start_episode()
         action = self._training_action(self._obs)
-        next_obs, reward, terminated, truncated, _ = self.env.step(action.reshape(self.action_space.shape))
-        next_obs = stored_observation(self.observation_space, next_obs)
-        self.memory.add(self._obs, action, reward, next_obs, terminated, truncated)  # 1: store the transition
+        returned_obs, reward, terminated, truncated, _ = self.env.step(action.reshape(self.action_space.shape))
+        next_obs = stored_observation(self.observation_space, returned_obs)
+        if next_obs.shape != self._obs.shape:  # one comparison a step: a (1,) array would broadcast into the memory
+            check_observation(self.env, returned_obs, f"step() at environment step {self.num_steps + 1}")
+        try:
+            self.memory.add(self._obs, action, reward, next_obs, terminated, truncated)  # 1: store the transition
+        except (TypeError, ValueError):  # float(reward) failed: say why, as the check at construction does
+            check_reward(self.env, reward, f"step() at environment step {self.num_steps + 1}")
+            raise
         self.num_steps += 1
         self._episode_return += float(reward)
         self._episode_actions.append(action)

@@ -27,7 +27,7 @@ import torch
 
 from .config import ConfigError, TD3Config
 from .envs import stored_observation
-from .files import write_atomically, write_synced
+from .files import make_parents, write_atomically, write_synced
 
 FORMAT = "td3_steps checkpoint"
 VERSION = 2  # version 1 (no checksums.json) still loads, unverified
@@ -62,7 +62,7 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
     """Write meta.json, state.pt, replay_memory.pt (unless `memory` is None) and, last, checksums.json (the
     sha256 of each) into `<path>.tmp`, then rename it to `path`: a checkpoint is whole or absent."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_parents(path)
     if path.exists() and not path.is_dir():
         raise CheckpointError(f"Cannot write a checkpoint directory at {path}: a file of that name exists.")
     tmp, old = path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
@@ -122,7 +122,7 @@ def _memory_digest(data: dict) -> str:
 
 def save_atomically(file: Path, data) -> None:
     """torch.save into `<file>.tmp`, then rename: the file is either the old one or the whole new one."""
-    file.parent.mkdir(parents=True, exist_ok=True)
+    make_parents(file)
     write_atomically(file, lambda f: torch.save(data, f))
 
 

@@ -149,16 +149,21 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     """
     if not isinstance(space, spaces.Box):
         return stored_observation(space, obs)[None], False
-    array = np.asarray(obs, dtype=np.uint8 if is_image_space(space) else np.float32)
+    expected = f"one observation of shape {space.shape} or a batch of shape (n, {', '.join(map(str, space.shape))})"
+    try:
+        array = np.asarray(obs, dtype=np.uint8 if is_image_space(space) else np.float32)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"Expected {expected} of numbers, got {type(obs).__name__} {obs!r:.80} ({error}).") from error
     if array.shape == space.shape:
         array, batched = array[None], False
     elif array.ndim == len(space.shape) + 1 and array.shape[1:] == space.shape:
         batched = True
     else:
-        batch_shape = "(n, " + ", ".join(map(str, space.shape)) + ")"
+        raise ValueError(f"Expected {expected}, got an array of shape {array.shape}.")
+    if array.dtype == np.float32 and not np.isfinite(array).all():
         raise ValueError(
-            f"Expected one observation of shape {space.shape} or a batch of shape {batch_shape},"
-            f" got an array of shape {array.shape}."
+            "The observation holds NaN or inf, on which the actor's action means nothing: check the environment"
+            " or the code that produced it."
         )
     return (array if is_image_space(space) else array.reshape(len(array), -1)), batched
 
@@ -231,14 +236,19 @@ def check_environment(env: gym.Env) -> None:
                 f" {rule}{_observation_problem(env)} Fix the environment (or wrap it) so that it follows the rule."
             ) from error
         obs, _ = env.reset(seed=0)
-        _check_observation(env, obs, "reset()")
+        check_observation(env, obs, "reset()")
         obs, reward, *_ = env.step(env.action_space.sample())
-    _check_observation(env, obs, "step()")
+    check_observation(env, obs, "step()")
+    check_reward(env, reward, "step()")
+
+
+def check_reward(env: gym.Env, reward, returned_by: str) -> None:
+    """A reward TD3 can store: one real number."""
     dtype = np.asarray(reward).dtype
     if np.ndim(reward) != 0 or not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
         raise SpaceError(
-            f"{name}.step() returned the reward {reward!r} ({type(reward).__name__}); TD3 needs one real number"
-            " per step (a float, an int or a numpy scalar): return float(reward)."
+            f"{type(env.unwrapped).__name__}.{returned_by} returned the reward {reward!r} ({type(reward).__name__});"
+            " TD3 needs one real number per step (a float, an int or a numpy scalar): return float(reward)."
         )
 
 
@@ -266,9 +276,10 @@ class _AsTD3ReadsIt(gym.Wrapper):
         return obs
 
 
-def _check_observation(env: gym.Env, obs, returned_by: str) -> None:
+def check_observation(env: gym.Env, obs, returned_by: str) -> None:
     """An observation TD3 can store: for a Box, an array of the space's shape; else one that flattens to the
-    space's flat size."""
+    space's flat size. (check_environment checks one reset and one step; TD3 calls it again during training
+    only for an observation whose stored shape differs, to say what is wrong.)"""
     space = env.observation_space
     if isinstance(space, spaces.Box):
         shape = np.shape(obs)

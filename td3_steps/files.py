@@ -11,9 +11,26 @@ from pathlib import Path
 from typing import BinaryIO
 
 
+def check_parents(path) -> None:
+    """A NotADirectoryError that names it if one of the directories above `path` is a file (checked before writing)."""
+    blocking = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise NotADirectoryError(f"Cannot write {path}: {blocking} is a file, not a directory. Choose another path.")
+
+
+def make_parents(path) -> None:
+    """Create the directories above `path` that are missing (check_parents first)."""
+    check_parents(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
 def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:
     """`write(f)` into `<file>.tmp`, then rename it to `file`; on failure the temporary file is removed."""
     file = Path(file)
+    if file.is_dir():
+        raise IsADirectoryError(
+            f"Cannot write the file {file}: it is a directory. Give a file name (in it, or beside it)."
+        )
     tmp = file.with_name(file.name + ".tmp")
     try:
         write_synced(tmp, write)

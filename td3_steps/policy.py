@@ -15,7 +15,7 @@ from .config import TD3Config
 from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
 from .networks import Actor, build_actor
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
-from .seeding import ACTING, EVAL_EPISODES, derived_seed
+from .seeding import ACTING, EVAL_EPISODES, check_seed, derived_seed
 
 POLICY_FORMAT = "td3_steps policy"
 POLICY_VERSION = 3  # versions 1 and 2, written before the sha256, still load, unverified
@@ -116,6 +116,7 @@ class Policy:
         """
         if not isinstance(n_episodes, int) or isinstance(n_episodes, bool) or n_episodes < 1:
             raise ValueError(f"n_episodes must be a positive integer, got {n_episodes!r}.")
+        check_seed(seed)
         if self._eval_env is None:
             self._eval_env = make_env(self.env_id) if self.env_id is not None else copy.deepcopy(self._env)
         returns = []

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .files import check_parents, make_parents, write_atomically
+
 
 def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[list[np.ndarray], float]:
     """Frames of one deterministic episode of `model` in `env` (made with render_mode='rgb_array')."""
@@ -33,18 +35,21 @@ def check_video_path(path) -> Path:
         raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
     if path.suffix == ".mp4" and shutil.which("ffmpeg") is None:
         raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
+    check_parents(path)
     return path
 
 
 def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
-    """A GIF through Pillow (installed with matplotlib), or an MP4 through an ffmpeg on PATH."""
+    """A GIF through Pillow (installed with matplotlib), written atomically, or an MP4 through an ffmpeg on PATH."""
     path = check_video_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_parents(path)
     if path.suffix == ".gif":
         from PIL import Image
 
         images = [Image.fromarray(frame) for frame in frames]
-        images[0].save(path, save_all=True, append_images=images[1:], duration=round(1000 / fps), loop=0)
+        write_atomically(path, lambda f: images[0].save(
+            f, format="GIF", save_all=True, append_images=images[1:], duration=round(1000 / fps), loop=0
+        ))  # fmt: skip
     else:
         height, width, _ = frames[0].shape
         command = [shutil.which("ffmpeg"), "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",

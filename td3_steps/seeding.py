@@ -18,6 +18,16 @@ PRETRAINING = 4  # behaviour cloning's split and shuffles
 TEST_EPISODES = 5  # the evaluation protocol's fresh episodes: never used to select or tune
 
 
+MAX_SEED = 2**63 - 1  # torch.manual_seed takes at most a 64-bit integer
+
+
+def check_seed(seed) -> int:
+    """A run seed: an integer from 0 to MAX_SEED (numpy integers too), else a ValueError that says so."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be an integer from 0 to 2**63 - 1, got {seed!r}.")
+    return int(seed)
+
+
 def derived_seed(seed: int, stream: int, index: int = 0) -> int:
     """A 32-bit seed for (seed, stream, index), independent across streams and indices."""
     return int(np.random.SeedSequence([seed, stream, index]).generate_state(1)[0])

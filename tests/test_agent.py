@@ -214,6 +214,16 @@ def test_bad_arguments(small_config):
         model.learn(10, eval_freq=-1)
     with pytest.raises(ValueError, match="n_episodes"):
         model.evaluate(0)
+    for seed in (-1, 1.5, "3", True, 2**64):
+        with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*63 - 1, got"):
+            TD3("Pendulum-v1", small_config, seed=seed, device="cpu")
+    assert TD3("Pendulum-v1", small_config, seed=np.int64(2**63 - 1), device="cpu").seed == 2**63 - 1
+    with pytest.raises(ValueError, match="seed must be an integer"):
+        model.policy.evaluate(1, seed=-2)
+    for bad in ({"callback": 5}, {"callback": [print, "x"]}, {"log": 5}):
+        with pytest.raises(TypeError, match="callback and log take functions"):
+            model.learn(10, **bad)
+    assert model.num_steps == 0  # refused before the first step
 
 
 @pytest.mark.filterwarnings("ignore:mixed_precision=True")

@@ -91,6 +91,35 @@ def test_a_reward_that_is_not_one_number_is_refused(small_config, toy_env, rewar
         TD3(misbehaving(toy_env, "reward", reward), small_config, device="cpu")
 
 
+@pytest.mark.parametrize("bad, words", [
+    (("obs", lambda: np.zeros(1, np.float32)), r"step\(\) at environment step 8 returned an observation of shape \(1,\)"),
+    (("obs", lambda: np.zeros(4, np.float32)), r"step\(\) at environment step 8 returned an observation of shape \(4,\)"),
+    (("reward", lambda: None), r"step\(\) at environment step 8 returned the reward None .*one real number"),
+])  # fmt: skip
+def test_what_goes_wrong_later_in_training_is_named_with_its_step(small_config, toy_env, bad, words):
+    """The environment is checked once, when the agent is made; a wrong observation or reward that appears later
+    (here at the 8th step, the 3rd of the second episode) is named when it is met, not broadcast into the memory."""
+    what, value = bad
+
+    class LaterMisbehaving(toy_env):
+        steps = None  # counted once armed, after the check at construction
+
+        def step(self, action):
+            obs, reward, *rest = super().step(action)
+            if self.steps is not None:
+                self.steps += 1
+                if self.steps == 8:
+                    return (value() if what == "obs" else obs), (value() if what == "reward" else reward), *rest
+            return obs, reward, *rest
+
+    env = LaterMisbehaving(observation_space=spaces.Box(-1.0, 1.0, (3,), np.float32))
+    model = TD3(env, small_config, device="cpu")
+    env.steps = 0
+    with pytest.raises(SpaceError, match=words):
+        model.learn(20)
+    assert model.num_steps == 7 and len(model.memory) == 7
+
+
 def test_gymnasium_checker_rules_are_named(small_config, toy_env):
     """An observation array that step() returns again and mutates would make obs and next_obs one array."""
     shared = np.zeros(3, np.float32)

@@ -22,6 +22,11 @@ def test_predict_single_and_batched(small_config):
     assert np.unique(noisy).size > 100  # each row of a batch gets its own noise
     with pytest.raises(ValueError, match=r"shape \(3,\).*got an array of shape \(4,\)"):
         model.predict(np.zeros(4))
+    with pytest.raises(ValueError, match=r"of numbers, got str 'abc'"):
+        model.predict("abc")
+    for bad in (np.array([0.0, np.nan, 0.0]), np.full((2, 3), np.inf)):
+        with pytest.raises(ValueError, match="The observation holds NaN or inf"):
+            model.predict(bad)
 
 
 def test_explore_scales_the_noise_by_each_dimensions_half_range(small_config, toy_env):

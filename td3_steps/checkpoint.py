@@ -238,8 +238,12 @@ def load_tensors(file: Path, map_location) -> dict:
     try:
         return torch.load(file, map_location=map_location, weights_only=True)
     except Exception as error:  # torch raises many types for a damaged or foreign file
+        # torch's weights-only refusal advises weights_only=False, which would run code from the file: not said here
+        refused = "Weights only load failed" in str(error)
+        detail = "it is not a torch file of tensors" if refused else " ".join(str(error).split())[:200]
         raise CheckpointError(
-            f"{file} is corrupt or not a td3_steps checkpoint file ({type(error).__name__}: {error})."
+            f"{file} is damaged, or is not a file td3_steps wrote: torch cannot read it ({type(error).__name__}:"
+            f" {detail})."
         ) from error
 
 

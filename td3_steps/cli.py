@@ -84,8 +84,10 @@ def _one_line(error: Exception) -> str:
     text = " ".join(str(error).split())
     if isinstance(error, EXPLAINED):
         return text
-    if isinstance(error, OSError):
+    if isinstance(error, OSError) and error.errno is not None:  # the system's words; td3_steps' own say what to do
         return f"{text}. Check the path, that you may write there and that the disk has free space."
+    if isinstance(error, OSError):
+        return text
     return f"{type(error).__name__}: {text} (unexpected: run again with --debug to see where it happened)"
 
 

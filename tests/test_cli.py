@@ -128,6 +128,12 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
     assert "choose a .gif or .mp4" in fails(["render", str(run), "--out", str(tmp_path / "agent.avi")], capsys)
     assert "is a directory" in fails(["render", str(run), "--out", str(tmp_path)], capsys)
     assert "invalid choice: 'nope'" in fails(["train", "--preset", "nope"], capsys)
+    (tmp_path / "notes.txt").write_text("not an agent")
+    line = fails(["render", str(run), "--out", str(tmp_path / "notes.txt" / "agent.gif")], capsys)
+    assert line.rstrip().endswith("notes.txt is a file, not a directory. Choose another path."), line
+    line = fails(["evaluate", str(tmp_path / "notes.txt")], capsys)
+    assert "is not a file td3_steps wrote: torch cannot read it (UnpicklingError: it is not a torch file" in line
+    assert "weights_only" not in line
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,8 @@
 """The toolkit every exercise checker shares (td3_steps/exercises/__init__.py)."""
 
+import importlib
+
+import pytest
 import torch
 
 from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
@@ -78,3 +81,22 @@ def test_match_mistake_names_the_first_matching_mistake():
     assert match_mistake(y, mistakes) is None, "the right answer is no mistake"
     assert match_mistake(2 * y + 0.01, mistakes) is None
     assert match_mistake(2 * y + 0.01, mistakes, tol=0.1) == "the factor 2 is extra"
+
+
+CHECKERS = [
+    ("step01", "check_add"), ("step02", "check_scale_action"), ("step03", "check_build_critics"),
+    ("step04", "check_sample_batch"), ("step05", "check_target_action"), ("step06", "check_smooth_target_action"),
+    ("step07", "check_target_q_values"), ("step08", "check_clipped_double_q"), ("step09", "check_bellman_target"),
+    ("step10", "check_current_q"), ("step11", "check_critic_loss"), ("step12", "check_update_critics"),
+    ("step13", "check_delayed_actor"), ("step14", "check_soft_update"), ("step15", "check_td3_iteration"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, name", CHECKERS)
+def test_every_checker_given_something_other_than_a_function_says_how_to_pass_one(module, name, capsys):
+    check = getattr(importlib.import_module(f"td3_steps.exercises.{module}"), name)
+    for answer, given in ((None, "None"), (5, "5 (type int)"), ("my_function", "'my_function' (type str)")):
+        assert check(answer) is False
+        out = capsys.readouterr().out
+        assert out.startswith("Not yet:") and f"{name} takes your function itself, as in {name}(my_function)" in out
+        assert f"it was given {given}. Run the cell that defines the function" in out

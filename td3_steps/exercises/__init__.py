@@ -6,6 +6,7 @@ even when untouched, and its check cell (tagged `check`) then prints "Not yet: .
 checker explains instead of raising. Checkers live in one module per notebook (step01.py ...
 step15.py); each holds only its step's cases and its table of known mistakes, and uses:
 
+- `@checker`: wraps each checker; an answer that is not a function is told how to pass one.
 - `run_safely(fn, *args, what=...)`: call the student's function; an exception becomes a sentence.
 - `snapshot(module)` and `changed(before, module)`: which parameters a function changed.
 - `close(answer, expected, tol)`: equal within a tolerance, shapes included.
@@ -23,6 +24,7 @@ A typical checker::
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +42,27 @@ def report(problems: list[str], success: str) -> bool:
         return False
     print(f"Correct! {success}")
     return True
+
+
+def checker(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """Every checker's wrapper: an answer that is not a function (the result of calling it, None, a number)
+    gets "Not yet" and how to pass the function, instead of a TypeError from deep inside the checker."""
+
+    @functools.wraps(check)
+    def checked(answer) -> bool:
+        if callable(answer):
+            return check(answer)
+        given = "None" if answer is None else f"{answer!r:.60} (type {type(answer).__name__})"
+        return report(
+            [
+                f"{check.__name__} takes your function itself, as in {check.__name__}(my_function), without"
+                f" parentheses after its name; it was given {given}. Run the cell that defines the function,"
+                " then this one again"
+            ],
+            "",
+        )
+
+    return checked
 
 
 def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[Any, str | None]:

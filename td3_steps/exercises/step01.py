@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import Mistake, match_mistake, report, run_safely
+from . import Mistake, checker, match_mistake, report, run_safely
 
 CAPACITY, OBS_DIM, ACTION_DIM = 3, 2, 1
 ADDS = 5  # transitions 0 to 4 into 3 slots
@@ -272,6 +272,7 @@ def _flag_problems(flags: Flags) -> list[str]:
     return problems
 
 
+@checker
 def check_add(add) -> bool:
     """Add transitions 0 to 4 to a memory of 3 slots with `add`; say in words what goes wrong."""
     run = trace(add)

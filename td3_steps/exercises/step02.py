@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Mistake, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, match_mistake, report, run_safely
 
 # (name, low, high): a symmetric range (Pendulum), an asymmetric one, and one that excludes 0.
 CASES = [
@@ -141,6 +141,7 @@ def _gradient_problem(scale_action) -> str | None:
     return None
 
 
+@checker
 def check_scale_action(scale_action) -> bool:
     """Try `scale_action` on symmetric and asymmetric ranges, then through a backward pass."""
     problem = _value_problem(scale_action) or _gradient_problem(scale_action)

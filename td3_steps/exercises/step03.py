@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from . import Mistake, changed, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, match_mistake, report, run_safely, snapshot
 
 OBS_DIM, ACTION_DIM, BATCH = 3, 2, 5
 NAMES = ("critic1", "critic2", "target1", "target2")
@@ -201,6 +201,7 @@ def freeze_mistakes(i: int) -> list[Mistake]:
     ]
 
 
+@checker
 def check_build_critics(build_critics: Callable) -> bool:
     """Build the critics, score a batch and nudge the weights; say in words what goes wrong."""
     built, problems = build(build_critics)

@@ -19,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from . import Mistake, match_mistake, report, run_safely
+from . import Mistake, checker, match_mistake, report, run_safely
 
 FIELDS = ("obs", "action", "reward", "next_obs", "terminated")
 SIZE, N = 40, 16  # transitions in the list; the batch size of the first look
@@ -228,6 +228,7 @@ def _coverage_problem(counts: torch.Tensor) -> str | None:
     return None
 
 
+@checker
 def check_sample_batch(fn) -> bool:
     """Check `fn(storage, batch_size, generator) -> Batch` on a list of 40 labelled transitions."""
     fields, problem = _sample(fn, N, torch.Generator().manual_seed(0))

@@ -12,7 +12,7 @@ import torch
 
 from ..networks import Actor, make_target
 from ..replay_memory import Batch
-from . import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 
 LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
@@ -87,6 +87,7 @@ def _shape_problem(shape: tuple, n: int) -> str:
     return f"a' has shape {shape}, expected ({n}, 2): one action (2 numbers) per transition of the batch"
 
 
+@checker
 def check_target_action(fn) -> bool:
     """Check `fn(batch, actor, actor_target) -> a'`: the actor target, on s', shaped (N, action_dim)."""
     batch, actor, actor_target = target_case()

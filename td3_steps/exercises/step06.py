@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from ..target import smooth_target_action
-from . import Mistake, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, match_mistake, report, run_safely
 
 LOW = torch.tensor([0.0, -1.0])
 HIGH = torch.tensor([2.0, 3.0])
@@ -187,6 +187,7 @@ def _bound_problem(near: torch.Tensor, noise_is_right: bool) -> str | None:
     )
 
 
+@checker
 def check_smooth_target_action(fn) -> bool:
     """Check `fn(action, low, high, noise_std, noise_clip, generator) -> a~`, measured in u.
 

@@ -14,7 +14,7 @@ import torch
 
 from ..networks import Critics, make_target
 from ..replay_memory import Batch
-from . import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 
 CASES = ((2, 0), (3, 1))  # (number of critics, seed)
 RIGHT = "critic_targets(batch.next_obs, next_action), one (N, 1) column per target critic"
@@ -103,6 +103,7 @@ def mistakes(batch: Batch, next_action: torch.Tensor, critics: Critics, critic_t
         ]
 
 
+@checker
 def check_target_q_values(fn) -> bool:
     """Check `fn(batch, next_action, critics, critic_targets) -> (Q_t1, Q_t2, ...)`.
 

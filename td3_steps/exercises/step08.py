@@ -12,7 +12,7 @@ import functools
 
 import torch
 
-from . import Mistake, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, match_mistake, report, run_safely
 
 ANY_NUMBER = "write it for any number of critics (a loop over q_values, or one (B, n) table and its minimum per row)"
 
@@ -114,6 +114,7 @@ def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:
     )
 
 
+@checker
 def check_clipped_double_q(fn) -> bool:
     """Check `fn(q_values) -> min(Q_t1, Q_t2, ...)`, element-wise, shaped (B, 1), for 2, 3 and 1 critics."""
     problems: dict[str, list[str]] = {}  # reply -> the cases that got it

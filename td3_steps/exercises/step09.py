@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Mistake, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, match_mistake, report, run_safely
 
 RIGHT = "y = r + gamma * (1 - terminated) * next_q"
 ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
@@ -118,6 +118,7 @@ def _rows_problem(y: torch.Tensor, expected: torch.Tensor) -> str:
     return f"y is wrong on {rows}. {RIGHT}"
 
 
+@checker
 def check_bellman_target(fn) -> bool:
     """Check `fn(reward, terminated, truncated, next_q, gamma) -> y` on six hand-made (B, 1) transitions."""
     case = bellman_case()

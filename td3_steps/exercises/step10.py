@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import Mistake, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, match_mistake, report, run_safely
 
 OBS_DIM, ACTION_DIM = 3, 2
 RIGHT = "x = torch.cat([obs, action], dim=1), then one net(x) per critic, as a tuple"
@@ -88,6 +88,7 @@ def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:
     return None
 
 
+@checker
 def check_current_q(fn) -> bool:
     """Check `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)` with two and three critics."""
     obs, action = _batch()

@@ -14,7 +14,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from . import Mistake, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, match_mistake, report, run_safely
 
 CRITICS = (2, 3)  # TD3 has two; the student's code must not depend on it
 
@@ -109,6 +109,7 @@ def _shape_problem(loss: torch.Tensor, n: int, batch: int) -> str:
     return f"your loss has shape {shape}: it must be one number, averaged over the batch and summed over the critics"
 
 
+@checker
 def check_critic_loss(fn) -> bool:
     """Check `fn(q_values, y) -> L` with two critics and with three."""
     cases, failure = [], None  # (q_values, y, loss) of each case that returned a one-number tensor

@@ -16,7 +16,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+from td3_steps.exercises import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 from td3_steps.networks import Critics
 
 STEPS = 3  # calls per case: enough for gradients left over from one call to show in the next
@@ -102,6 +102,7 @@ def _value_problem(returned, call: int, losses: list[float]) -> str | None:
     return f"the returned loss is {returned:.4g}, expected {expected:.4g} = MSE(Q1, y) + MSE(Q2, y) before the step."
 
 
+@checker
 def check_update_critics(update_critics) -> bool:
     """Run `update_critics(critics, optimizer, obs, action, y)` three times on two seeded cases
     (Adam, lr 1e-2) and compare the critics and the returned losses with a correct step 12."""

@@ -20,7 +20,7 @@ import torch
 from td3_steps.actor_update import actor_update, policy_update_due
 from td3_steps.networks import Actor, Critics
 
-from . import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 
 LEARNING_STARTS, TRAIN_FREQ, UPDATES = 1_000, 2, 6  # the schedule: updates at env steps 1002, 1004, ...
 DELAYS = (2, 3)
@@ -172,6 +172,7 @@ def _step_problem(loss, q1, q2, actor, critics, obs, reference) -> str | None:
     )
 
 
+@checker
 def check_delayed_actor(fn) -> bool:
     """Check `fn(env_step, critic_updates, d, actor, critics, obs, optimizer)` over the schedule, d = 2 and 3."""
     patterns, returns, problems = [], [], []

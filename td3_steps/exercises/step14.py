@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+from td3_steps.exercises import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 from td3_steps.networks import Actor, make_target
 
 TAUS = (0.1, 0.005, 1.0)
@@ -67,6 +67,7 @@ def _aliased(online, target) -> bool:
     return any(p.untyped_storage().data_ptr() in online_storage for p in target.parameters())
 
 
+@checker
 def check_soft_update(soft_update) -> bool:
     """Run `soft_update(online, target, tau)` for tau in (0.1, 0.005, 1.0) and compare every parameter
     with tau * theta + (1 - tau) * theta'."""

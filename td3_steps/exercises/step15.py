@@ -16,7 +16,7 @@ import torch
 
 from td3_steps.agent import TD3
 from td3_steps.config import TD3Config
-from td3_steps.exercises import Mistake, close, match_mistake, report, run_safely
+from td3_steps.exercises import Mistake, checker, close, match_mistake, report, run_safely
 
 ITERATIONS = 4
 CONFIG = TD3Config(
@@ -143,6 +143,7 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
     )
 
 
+@checker
 def check_td3_iteration(td3_iteration) -> bool:
     """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents for four iterations
     (policy_delay 2, tau 0.4) and compare all five networks and the critic-update counter."""

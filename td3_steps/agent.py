@@ -408,7 +408,8 @@ class TD3:
         return checkpoint.load_agent(cls, path, env, device, memory, config, networks, tensorboard_log)
 
     def save_replay_memory(self, path) -> None:
-        """Write the replay memory alone to one file (atomically, with its sha256), as Stable-Baselines3's save_replay_buffer."""
+        """Write the replay memory alone to one file, atomically and with its sha256 (as Stable-Baselines3's
+        save_replay_buffer)."""
         checkpoint.save_memory_file(path, self.memory.state_dict())
 
     def load_replay_memory(self, path) -> None:

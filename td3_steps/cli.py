@@ -32,7 +32,6 @@ import torch
 from .agent import TD3
 from .checkpoint import CheckpointError, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
-from .devices import resolve_device
 from .envs import make_env
 from .files import write_text_atomically
 from .metrics import (
@@ -258,7 +257,7 @@ AGENT_HELP = (
 def _agent(path: str, device: str) -> TD3 | Policy:
     """What evaluate and render act with: the agent of a run's checkpoint, or an actor file (policy.pt)."""
     if Path(path).is_file():
-        return Policy.load(path, device=resolve_device(device))
+        return Policy.load(path, device=device)
     return TD3.load(_checkpoint_dir(path), device=device, memory=False)
 
 

@@ -12,6 +12,7 @@ from torch import nn
 
 from .checkpoint import CheckpointError, check_contents, content_digest, load_tensors, save_atomically
 from .config import TD3Config
+from .devices import resolve_device
 from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
 from .networks import Actor, build_actor
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
@@ -154,6 +155,7 @@ class Policy:
         An actor trained with a custom `actor_net` needs that module again (its weights come from the file).
         A file whose contents do not match the sha256 it holds (damaged, or edited) is refused.
         """
+        device = resolve_device(device)
         data = load_tensors(Path(path), device)
         if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
             raise CheckpointError(f"{path} is not a td3_steps policy file (see TD3.save_policy).")

@@ -43,13 +43,20 @@ class ReplayMemory:
     ):
         if not isinstance(capacity, int) or capacity < 1:
             raise ValueError(f"ReplayMemory capacity must be a positive integer, got {capacity!r}.")
+        obs_shape = (obs_dim,) if np.ndim(obs_dim) == 0 else tuple(obs_dim)
+        sizes = (*obs_shape, action_dim)
+        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in sizes):
+            raise ValueError(
+                f"ReplayMemory needs positive integer sizes: obs_dim (or an observation shape) and action_dim;"
+                f" got obs_dim={obs_dim!r}, action_dim={action_dim!r}."
+            )
+        obs_shape, action_dim = tuple(int(n) for n in obs_shape), int(action_dim)
         self.capacity = capacity
         self.device = torch.device(device)
 
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             return torch.zeros(capacity, *shape, dtype=dtype, device=self.device)
 
-        obs_shape = (obs_dim,) if isinstance(obs_dim, int) else tuple(obs_dim)
         self.obs = zeros(*obs_shape, dtype=obs_dtype)
         self.action = zeros(action_dim)
         self.reward = zeros(1)

@@ -107,6 +107,9 @@ def test_a_damaged_or_edited_policy_file_is_refused(tmp_path, small_config, flip
         ):
             Policy.load(tmp_path / "other_version.pt")
 
+    with pytest.raises(ValueError, match="Unknown device 'tpu'"):
+        Policy.load(tmp_path / "edited.pt", device="tpu")
+
     del data["actor"]
     torch.save(data, tmp_path / "no_actor.pt")
     with pytest.raises(CheckpointError, match=r"no_actor.pt lacks actor: it was edited"):

@@ -12,7 +12,9 @@ presenter view with the notes cells, `o` the overview of slides.
 
 A deck is the notebook as stored (outputs included): each cell's slideshow.slide_type says where it
 goes (slide, subslide, fragment, `-` to continue, skip, notes). The Colab install cell is skipped
-whatever its metadata says; code is set for a 1280x720 projector (no In/Out prompts, so an
+whatever its metadata says; a cell whose output is a figure, or that is tagged `remove-input` (a
+long experiment whose printed result is the point), shows its output without its code (which stays in
+the notebook); progress bars and sliders are left out (nothing runs in a deck); code is set for a 1280x720 projector (no In/Out prompts, so an
 88-character line fits), and pictures are capped to the slide's height.
 """
 
@@ -33,6 +35,9 @@ from nbconvert import SlidesExporter
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "decks"
 WIDTH, HEIGHT = 1280, 720
+FIGURES = {"image/png", "image/svg+xml"}  # outputs that are pictures
+WIDGET = "application/vnd.jupyter.widget-view+json"  # a live widget (a progress bar, a slider): nothing in a deck
+OUTPUT_ONLY = "remove-input"  # a cell tag: the deck shows the cell's output without its code (as Jupyter Book)
 
 # npm package, version, and the files of it a deck needs (paths in the package; a folder takes all under it).
 LIBRARIES = {
@@ -108,11 +113,20 @@ def exporter(online: bool = False) -> SlidesExporter:
 
 
 def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook as a deck shows it: the Colab install cell skipped, no widget state to load from a CDN."""
+    """The notebook as a deck shows it: the Colab install cell skipped, each figure (and each cell tagged
+    remove-input) shown without its code, which the notebook keeps, and no widgets (a deck runs nothing: a stored
+    progress bar would say 0%, a slider would not move)."""
     notebook = copy.deepcopy(notebook)
     first = notebook.cells[0]
     if first.cell_type == "code" and "google.colab" in first.source:
         first.metadata.setdefault("slideshow", {})["slide_type"] = "skip"
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.outputs = [output for output in cell.outputs if WIDGET not in output.get("data", {})]
+        figure = any(FIGURES & set(output.get("data", {})) for output in cell.outputs)
+        if figure or OUTPUT_ONLY in cell.metadata.get("tags", []):
+            cell.metadata.setdefault("transient", {})["remove_source"] = True  # nbconvert's templates honour it
     notebook.metadata.pop("widgets", None)
     return notebook
 

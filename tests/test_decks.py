@@ -1,17 +1,17 @@
 """Every notebook builds as a slide deck (scripts/build_decks.py) that works offline, and a real browser
 (Debian's headless Chromium, driven by playwright) moves through each deck with the arrow keys: every key
-press changes the slide, and no slide's content is wider than a 1280x720 projector.
+press changes the slide, and no slide's content is wider or taller than a 1280x720 projector.
 
 Skipped, with the reason, where Chromium or npm is absent; in CI (CI=true) they must be there."""
 
 import os
 import shutil
-import warnings
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from scripts.build_decks import HEIGHT, WIDTH, build
+from scripts.build_decks import HEIGHT, WIDTH, build, deck_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -141,5 +141,26 @@ def test_arrow_keys_move_through_every_slide_and_nothing_is_too_wide(decks, brow
     page.close()
     assert len(visited) == slides, f"{name}: reached {len(visited)} of {slides} slides"
     assert not errors and not failed, f"{name}: errors {errors}, files not found {failed}"
-    if too_tall:
-        warnings.warn(f"{name}: slides taller than {HEIGHT} px: {', '.join(too_tall)}", stacklevel=1)
+    assert not too_tall, (
+        f"{name}: slides taller than {HEIGHT} px, which the projector would cut or scroll: {', '.join(too_tall)}"
+        " (split the slide, or tag a long experiment's code cell remove-input so that the deck shows its output)"
+    )
+
+
+def test_a_deck_shows_figures_and_tagged_experiments_without_their_code_and_no_widgets():
+    figure = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
+    printed = nbformat.v4.new_output("stream", text="result\n")
+    bar = nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+                                                       "text/plain": "  0%|          | 0/6000"})  # fmt: skip
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('if "google.colab" in sys.modules: pass'),
+        nbformat.v4.new_code_cell("plt.plot(x)", outputs=[figure]),
+        nbformat.v4.new_code_cell("long_experiment()", outputs=[bar, printed], metadata={"tags": ["remove-input"]}),
+        nbformat.v4.new_code_cell("class MyMemory: ...", outputs=[printed]),
+    ])  # fmt: skip
+    deck = deck_notebook(notebook)
+    hidden = [cell.metadata.get("transient", {}).get("remove_source", False) for cell in deck.cells]
+    assert hidden == [False, True, True, False]  # the code that is taught stays on its slide
+    assert deck.cells[0].metadata["slideshow"]["slide_type"] == "skip"
+    assert deck.cells[2].outputs == [printed] and deck.cells[1].outputs == [figure]
+    assert "remove_source" not in str(notebook)  # the notebook itself is left as it was

@@ -34,6 +34,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -166,6 +167,8 @@ def cpu_name() -> str:
 
 
 def main() -> None:
+    # Stable-Baselines3's learn() makes a log folder, by default a new one in /tmp for every agent: one for all
+    os.environ.setdefault("SB3_LOGDIR", os.path.join(tempfile.gettempdir(), "td3_steps-speed-sb3-log"))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", default=["Pendulum-v1", "HalfCheetahBulletEnv-v0"])
     parser.add_argument("--warmup", type=int, default=1_000, help="random-action steps before training")

@@ -274,8 +274,9 @@ def test_keyword_arguments_are_the_config_fields_stable_baselines3_names(small_c
         TD3("MlpPolicy", "Pendulum-v1")
 
 
-def test_learn_total_timesteps_and_num_timesteps_as_in_stable_baselines3(small_config):
+def test_learn_total_timesteps_and_num_timesteps_as_in_stable_baselines3(small_config, tmp_path, monkeypatch):
     pytest.importorskip("stable_baselines3")
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # its learn() makes a log folder, by default in /tmp
     from stable_baselines3 import TD3 as SB3TD3
 
     theirs = SB3TD3("MlpPolicy", "Pendulum-v1", learning_starts=100, device="cpu").learn(total_timesteps=150)

@@ -360,7 +360,7 @@ class TD3:
         return checkpoint.get_parameters(self)
 
     def set_parameters(self, parameters: dict[str, dict], exact_match: bool = True) -> None:
-        """Load state_dicts as get_parameters returns them.
+        """Load state_dicts as get_parameters returns them (copied: this agent shares no tensor with them).
 
         exact_match=True needs every name of checkpoint.PARAMETERS and every key of each network (strict
         load_state_dict); exact_match=False loads a subset. Unknown names are always refused.

@@ -15,6 +15,7 @@ puts it back (TD3.save and TD3.load call them); META_KEYS and STATE_KEYS say wha
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -394,8 +395,8 @@ def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True)
         target = getattr(model, name)
         try:
             if isinstance(target, torch.nn.Module):
-                target.load_state_dict(parameters[name], strict=exact_match)
-            else:
-                target.load_state_dict(parameters[name])
+                target.load_state_dict(parameters[name], strict=exact_match)  # copies into the parameters
+            else:  # an optimizer keeps the given tensors (moments, step counts) as its own state: give it copies
+                target.load_state_dict(copy.deepcopy(parameters[name]))
         except (KeyError, RuntimeError, ValueError) as error:
             raise ValueError(f"set_parameters: {name!r} does not fit this agent's {name}: {error}") from error

@@ -1,16 +1,73 @@
 """td3_steps.agent: the update schedule, acting, determinism, bad input, and Stable-Baselines3's habits."""
 
+import copy
 import inspect
 
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from gymnasium import spaces
 
 import td3_steps.agent
 from td3_steps import TD3, ConfigError, SpaceError, TD3Config, TrainingError
 from td3_steps.config import field_names
 from td3_steps.envs import make_env
+
+
+# ---------------------------------------------------------------- the update against the paper's
+def test_train_step_matches_the_update_written_out_as_in_the_authors_code(small_config):
+    """Eight iterations of train_step against TD3's update written out in plain PyTorch as the authors'
+    TD3.py has it (its noise and clipping per dimension, its polyak formula, an unfused Adam, critic weight
+    gradients left to the next zero_grad), from the same networks, optimizer states and random draws."""
+    model = TD3("Pendulum-v1", small_config.replace(tau=0.05), seed=3, device="cpu").learn(130)
+    c = model.config
+    actor, actor_t = copy.deepcopy(model.actor), copy.deepcopy(model.actor_target)
+    critics, critics_t = copy.deepcopy(model.critics), copy.deepcopy(model.critic_targets)
+    actor_opt = torch.optim.Adam(actor.parameters(), lr=c.learning_rate)
+    critic_opt = torch.optim.Adam(critics.parameters(), lr=c.learning_rate)
+    actor_opt.load_state_dict(copy.deepcopy(model.actor_optimizer.state_dict()))  # torch keeps what it is given
+    critic_opt.load_state_dict(copy.deepcopy(model.critic_optimizer.state_dict()))
+    generator = torch.Generator().set_state(model.update_rng.get_state())
+    low, high = model.action_low, model.action_high
+    max_action = (high - low) / 2  # Pendulum's bounds are symmetric: [-2, 2]
+    memory, total_it = model.memory, model.critic_updates
+    before = [copy.deepcopy(net.state_dict()) for net in (actor, actor_t, critics, critics_t)]
+    for _ in range(8):
+        model.train_step()
+
+        total_it += 1
+        index = torch.randint(0, len(memory), (c.batch_size,), generator=generator)
+        state, action, reward = memory.obs[index], memory.action[index], memory.reward[index]
+        next_state, not_done = memory.next_obs[index], 1 - memory.terminated[index]
+        with torch.no_grad():
+            noise = (torch.randn(action.shape, generator=generator) * c.target_policy_noise * max_action).clamp(
+                -c.target_noise_clip * max_action, c.target_noise_clip * max_action
+            )
+            next_action = (actor_t(next_state) + noise).clamp(-max_action, max_action)
+            target_q1, target_q2 = critics_t(next_state, next_action)
+            target_q = reward + not_done * c.gamma * torch.min(target_q1, target_q2)
+        current_q1, current_q2 = critics(state, action)
+        critic_loss = F.mse_loss(current_q1, target_q) + F.mse_loss(current_q2, target_q)
+        critic_opt.zero_grad()
+        critic_loss.backward()
+        critic_opt.step()
+        if total_it % c.policy_delay == 0:
+            actor_loss = -critics.q1(state, actor(state)).mean()
+            actor_opt.zero_grad()
+            actor_loss.backward()
+            actor_opt.step()
+            for net, target in ((critics, critics_t), (actor, actor_t)):
+                for param, target_param in zip(net.parameters(), target.parameters()):
+                    target_param.data.copy_(c.tau * param.data + (1 - c.tau) * target_param.data)
+
+    assert model.critic_updates == total_it
+    for ours, theirs in ((model.actor, actor), (model.actor_target, actor_t), (model.critics, critics),
+                         (model.critic_targets, critics_t)):  # fmt: skip
+        for (name, a), b in zip(ours.named_parameters(), theirs.parameters()):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-6), f"{name}: {(a - b).abs().max():.2e}"
+    for net, start in zip((actor, actor_t, critics, critics_t), before):  # every network moved: not a vacuous match
+        assert not all(torch.equal(p, start[name]) for name, p in net.state_dict().items())
 
 
 # ---------------------------------------------------------------- the update schedule

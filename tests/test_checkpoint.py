@@ -262,10 +262,16 @@ def test_checkpoints_load_with_weights_only(tmp_path, monkeypatch, small_config)
 def test_get_and_set_parameters(toy_env, toy_config, params, same):
     model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(20)
     other = TD3(toy_env(), toy_config, seed=1, device="cpu")
-    other.set_parameters(copy.deepcopy(model.get_parameters()))
+    other.set_parameters(model.get_parameters())
     for name in ("actor", "actor_target", "critics", "critic_targets"):
         assert same(params(getattr(model, name)), params(getattr(other, name)))
     assert other.actor_optimizer.state_dict()["state"].keys() == model.actor_optimizer.state_dict()["state"].keys()
+    # torch's Optimizer.load_state_dict keeps the tensors it is given: other would then step model's Adam moments
+    kept = copy.deepcopy(model.get_parameters())
+    other.learn(20)
+    for name in ("actor_optimizer", "critic_optimizer"):
+        for now, then in zip(getattr(model, name).state_dict()["state"].values(), kept[name]["state"].values()):
+            assert all(torch.equal(now[key], then[key]) for key in ("step", "exp_avg", "exp_avg_sq")), name
     with pytest.raises(ValueError, match=r"missing \['critic_optimizer'\], unexpected \['extra'\]"):
         other.set_parameters(
             {**{k: v for k, v in model.get_parameters().items() if k != "critic_optimizer"}, "extra": {}}

@@ -18,6 +18,17 @@ def check_parents(path) -> None:
         raise NotADirectoryError(f"Cannot write {path}: {blocking} is a file, not a directory. Choose another path.")
 
 
+def check_file_path(path) -> Path:
+    """`path` as a Path, if a file can be written there: not a directory, and no file among the directories above it."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"Cannot write the file {path}: it is a directory. Give a file name (in it, or beside it)."
+        )
+    check_parents(path)
+    return path
+
+
 def make_parents(path) -> None:
     """Create the directories above `path` that are missing (check_parents first)."""
     check_parents(path)
@@ -26,11 +37,7 @@ def make_parents(path) -> None:
 
 def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:
     """`write(f)` into `<file>.tmp`, then rename it to `file`; on failure the temporary file is removed."""
-    file = Path(file)
-    if file.is_dir():
-        raise IsADirectoryError(
-            f"Cannot write the file {file}: it is a directory. Give a file name (in it, or beside it)."
-        )
+    file = check_file_path(file)
     tmp = file.with_name(file.name + ".tmp")
     try:
         write_synced(tmp, write)

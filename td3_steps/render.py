@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import check_parents, make_parents, write_atomically
+from .files import check_file_path, make_parents, write_atomically
 
 
 def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[list[np.ndarray], float]:
@@ -28,14 +28,11 @@ def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[lis
 
 def check_video_path(path) -> Path:
     """A path write_video can write: a .gif, or an .mp4 with ffmpeg on PATH, and not a directory."""
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"Cannot write {path}: it is a directory; give a file name such as {path / 'agent.gif'}.")
+    path = check_file_path(path)
     if path.suffix not in (".gif", ".mp4"):
         raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
     if path.suffix == ".mp4" and shutil.which("ffmpeg") is None:
         raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
-    check_parents(path)
     return path
 
 

@@ -33,6 +33,8 @@ def test_a_path_under_a_file_or_onto_a_directory_is_one_clear_error(tmp_path, sm
             save(tmp_path)
     with pytest.raises(NotADirectoryError, match="notes.txt is a file"):
         check_video_path(tmp_path / "notes.txt" / "agent.gif")
+    with pytest.raises(IsADirectoryError, match="it is a directory. Give a file name"):
+        check_video_path(tmp_path)
     assert (tmp_path / "notes.txt").read_text() == "keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 

@@ -47,6 +47,25 @@ def test_memory_rejects_bad_capacity_and_empty_sampling():
 
 
 # ---------------------------------------------------------------- step 4: sample a batch
+def test_a_transition_that_does_not_fit_is_named_and_not_stored():
+    memory = ReplayMemory(10, obs_dim=3, action_dim=2)
+    obs, action = np.zeros(3), np.zeros(2)
+    unfit = {
+        "obs has shape (2,), this memory was made with obs_dim=(3,), action_dim=2": (obs[:2], action, 0.0, obs, False),
+        "action has shape (3,)": (obs, obs, 0.0, obs, False),
+        "next_obs is not an array of one shape": (obs, action, 0.0, [[1.0], [2.0, 3.0]], False),
+        "obs holds <U1 values, not numbers": (["a", "b", "c"], action, 0.0, obs, False),
+        "reward must be one number, got 'x'": (obs, action, "x", obs, False),
+        "terminated must be True or False, got None": (obs, action, 0.0, obs, None),
+    }
+    for message, transition in unfit.items():
+        with pytest.raises(ValueError, match=re.escape(f"ReplayMemory.add: {message}")):
+            memory.add(*transition)
+    assert (memory.size, memory.position) == (0, 0)
+    memory.add(obs, torch.zeros(2), np.float32(1.0), obs, np.bool_(True))
+    assert (memory.size, memory.position) == (1, 1)
+
+
 def test_batch_shapes_and_uniform_sampling():
     memory = ReplayMemory(capacity=10, obs_dim=3, action_dim=2)
     for i in range(10):

@@ -10,6 +10,12 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from .devices import resolve_device
+
+SAMPLE_ARGUMENTS = (
+    "batch_size must be a positive whole number, generator None or a torch.Generator on the memory's device"
+)
+
 
 class Batch(NamedTuple):
     """N transitions. Rewards and flags are shaped (N, 1), like the Q-values they meet."""
@@ -51,8 +57,10 @@ class ReplayMemory:
                 f" got obs_dim={obs_dim!r}, action_dim={action_dim!r}."
             )
         obs_shape, action_dim = tuple(int(n) for n in obs_shape), int(action_dim)
+        if not isinstance(obs_dtype, torch.dtype):
+            raise ValueError(f"ReplayMemory obs_dtype must be a torch.dtype such as torch.uint8, got {obs_dtype!r}.")
         self.capacity = capacity
-        self.device = torch.device(device)
+        self.device = resolve_device(device)
 
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             return torch.zeros(capacity, *shape, dtype=dtype, device=self.device)
@@ -92,7 +100,10 @@ class ReplayMemory:
         """Step 4: `batch_size` transitions drawn uniformly, with replacement, from those stored."""
         if self.size == 0:
             raise ValueError("The replay memory is empty: add transitions before sampling a batch.")
-        index = torch.randint(0, self.size, (batch_size,), device=self.device, generator=generator)
+        try:
+            index = torch.randint(0, self.size, (batch_size,), device=self.device, generator=generator)
+        except (RuntimeError, TypeError) as error:  # say what to pass, not torch's list of signatures
+            raise ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.") from error
         return Batch(
             self.obs[index], self.action[index], self.reward[index], self.next_obs[index], self.terminated[index]
         )

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from td3_steps import ReplayMemory
+from td3_steps.replay_memory import SAMPLE_ARGUMENTS
 
 
 # ---------------------------------------------------------------- step 1: replay memory
@@ -34,7 +35,7 @@ def test_memory_state_dict_round_trip():
         ReplayMemory(capacity=5, obs_dim=1, action_dim=1).load_state_dict(memory.state_dict())
 
 
-def test_memory_rejects_bad_capacity_and_empty_sampling():
+def test_memory_rejects_bad_sizes_devices_and_dtypes_and_empty_sampling():
     with pytest.raises(ValueError, match="positive integer"):
         ReplayMemory(capacity=0, obs_dim=1, action_dim=1)
     with pytest.raises(ValueError, match="empty"):
@@ -44,9 +45,13 @@ def test_memory_rejects_bad_capacity_and_empty_sampling():
             ReplayMemory(capacity=2, obs_dim=obs_dim, action_dim=action_dim)
     memory = ReplayMemory(capacity=2, obs_dim=np.int64(3), action_dim=np.int64(2))  # as np.prod(space.shape) gives
     assert memory.obs.shape == (2, 3) and memory.action.shape == (2, 2)
+    for device in (None, "cpu0", 5):
+        with pytest.raises(ValueError, match=re.escape(f"Unknown device {device!r}: use 'auto', 'cpu' or 'cuda'")):
+            ReplayMemory(capacity=2, obs_dim=3, action_dim=2, device=device)
+    with pytest.raises(ValueError, match="obs_dtype must be a torch.dtype such as torch.uint8, got 'uint8'"):
+        ReplayMemory(capacity=2, obs_dim=3, action_dim=2, obs_dtype="uint8")
 
 
-# ---------------------------------------------------------------- step 4: sample a batch
 def test_a_transition_that_does_not_fit_is_named_and_not_stored():
     memory = ReplayMemory(10, obs_dim=3, action_dim=2)
     obs, action = np.zeros(3), np.zeros(2)
@@ -64,6 +69,15 @@ def test_a_transition_that_does_not_fit_is_named_and_not_stored():
     assert (memory.size, memory.position) == (0, 0)
     memory.add(obs, torch.zeros(2), np.float32(1.0), obs, np.bool_(True))
     assert (memory.size, memory.position) == (1, 1)
+
+
+# ---------------------------------------------------------------- step 4: sample a batch
+def test_a_bad_batch_size_or_generator_is_one_clear_error():
+    memory = ReplayMemory(capacity=2, obs_dim=3, action_dim=2)
+    memory.add(np.zeros(3), np.zeros(2), 0.0, np.zeros(3), False)
+    for batch_size, generator in ((-1, None), (1.5, None), ("3", None), (None, None), (2, 5)):
+        with pytest.raises(ValueError, match=re.escape(f"{SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")):
+            memory.sample(batch_size, generator)
 
 
 def test_batch_shapes_and_uniform_sampling():

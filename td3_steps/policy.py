@@ -81,6 +81,8 @@ class Policy:
         has no memory), so that its evaluate_policy(model, env) runs a td3_steps model. With
         deterministic=False the action is explored: see `explore`, with sigma = exploration_noise.
         """
+        if deterministic not in (True, False):  # "no" or None would otherwise pick a side silently
+            raise ValueError(f"predict: deterministic must be True or False, got {deterministic!r}.")
         batch, batched = observation_batch(self.observation_space, observation)
         with torch.no_grad():
             action = self.actor(torch.as_tensor(batch, device=self.device))

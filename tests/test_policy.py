@@ -27,6 +27,10 @@ def test_predict_single_and_batched(small_config):
     for bad in (np.array([0.0, np.nan, 0.0]), np.full((2, 3), np.inf)):
         with pytest.raises(ValueError, match="The observation holds NaN or inf"):
             model.predict(bad)
+    for bad in ("no", None, 0.5):
+        with pytest.raises(ValueError, match=re.escape(f"deterministic must be True or False, got {bad!r}")):
+            model.predict(np.zeros(3), deterministic=bad)
+    assert np.array_equal(model.predict(np.zeros(3), deterministic=np.bool_(True))[0], action)
 
 
 def test_explore_scales_the_noise_by_each_dimensions_half_range(small_config, toy_env):

@@ -51,5 +51,7 @@ def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
         height, width, _ = frames[0].shape
         command = [shutil.which("ffmpeg"), "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
                    f"{width}x{height}", "-r", str(fps), "-i", "-", "-pix_fmt", "yuv420p", "-vf",
-                   "pad=ceil(iw/2)*2:ceil(ih/2)*2", str(path)]  # fmt: skip
-        subprocess.run(command, input=np.stack(frames).astype(np.uint8).tobytes(), check=True)
+                   "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-f", "mp4"]  # fmt: skip
+        video = np.stack(frames).astype(np.uint8).tobytes()
+        # ffmpeg writes the temporary file write_atomically opened (by its name), which is then synced and renamed
+        write_atomically(path, lambda f: subprocess.run([*command, f.name], input=video, check=True))

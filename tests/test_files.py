@@ -1,5 +1,10 @@
 """td3_steps.files: atomic writes, and paths that cannot be written refused before anything is written."""
 
+import os
+import subprocess
+from pathlib import Path
+
+import imageio_ffmpeg
 import numpy as np
 import pytest
 from PIL import Image
@@ -55,3 +60,25 @@ def test_a_gif_is_written_whole(tmp_path, monkeypatch):
         write_video(frames, tmp_path / "videos" / "agent.gif")
     assert (tmp_path / "videos" / "agent.gif").read_bytes() == before
     assert [p.name for p in (tmp_path / "videos").iterdir()] == ["agent.gif"]
+
+
+def ffmpeg_on_path(monkeypatch, folder: Path, program: Path) -> None:
+    folder.mkdir()
+    (folder / "ffmpeg").symlink_to(program)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_an_mp4_is_written_whole(tmp_path, monkeypatch):
+    frames = [np.full((9, 12, 3), 40 * k, np.uint8) for k in range(4)]  # an odd height: padded to even
+    ffmpeg_on_path(monkeypatch, tmp_path / "bin", Path(imageio_ffmpeg.get_ffmpeg_exe()))
+    write_video(frames, tmp_path / "agent.mp4", fps=10)
+    before = (tmp_path / "agent.mp4").read_bytes()
+    assert before[4:8] == b"ftyp" and len(before) > 500  # an MP4's first box
+    broken = tmp_path / "broken-ffmpeg"  # writes part of a file, then fails, as on a full disk
+    broken.write_text('#!/bin/sh\nfor last; do :; done\nprintf partial > "$last"\nexit 1\n')
+    broken.chmod(0o755)
+    ffmpeg_on_path(monkeypatch, tmp_path / "bin2", broken)
+    with pytest.raises(subprocess.CalledProcessError):
+        write_video(frames, tmp_path / "agent.mp4")
+    assert (tmp_path / "agent.mp4").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.mp4", "bin", "bin2", "broken-ffmpeg"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from scripts.execute_notebooks import finish_progress_text
 from scripts.sync_course import readme_with_table, sync
 from td3_steps import course
 from td3_steps.course import COLAB_CELL, STEPS, colab_url, shipped_run, show_animation
@@ -89,6 +90,19 @@ def test_code_fits_a_projected_slide(name):
     shown = [c for c in notebook.cells if c.cell_type == "code" and _slide(c) != "skip"]
     long = [line for c in shown for line in c.source.splitlines() if len(line) > 88]
     assert not long, f"{name}: code lines over 88 characters: {long}"
+
+
+def test_stored_progress_bars_read_as_their_training_ended():
+    """GitHub shows a tqdm widget's text, which tqdm writes when the bar opens: the notebooks store the final one."""
+    bars = 0
+    for name in (s[2] for s in STEPS):
+        notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+        stored = nbformat.writes(notebook)
+        bars += finish_progress_text(notebook)
+        assert nbformat.writes(notebook) == stored, f"{name}: python scripts/execute_notebooks.py notebooks/{name}"
+        texts = [o.data["text/plain"] for c in notebook.cells for o in c.get("outputs", []) if "step/s" in str(o)]
+        assert all(text.startswith("100%|##########| ") for text in texts), texts
+    assert bars >= 7  # notebooks 07, 08 (2), 10, 13 (2) and 15 train with a progress bar
 
 
 def test_sync_points_every_badge_and_install_cell_at_a_fork(tmp_path):

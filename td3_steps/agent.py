@@ -50,6 +50,7 @@ from .seeding import ACTING, TRAIN_EPISODES, UPDATES, check_seed, derived_seed
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
 Callback = Callable[["TD3"], "bool | None"]  # see td3_steps.callbacks
+AT_STEP = "step() at environment step {}"  # where a check of the env's output failed, in its message
 
 
 class TD3:
@@ -290,13 +291,12 @@ class TD3:
         action = self._training_action(self._obs)
         returned_obs, reward, terminated, truncated, _ = self.env.step(action.reshape(self.action_space.shape))
         next_obs = stored_observation(self.observation_space, returned_obs)
-        where = "step() at environment step {}"  # filled in only when a check fails
         if next_obs.shape != self._obs.shape:  # one comparison a step: a (1,) array would broadcast into the memory
-            check_observation(self.env, returned_obs, where.format(self.num_steps + 1))
+            check_observation(self.env, returned_obs, AT_STEP.format(self.num_steps + 1))
         try:
             self.memory.add(self._obs, action, reward, next_obs, terminated, truncated)  # 1: store the transition
         except (TypeError, ValueError):  # float(reward) failed: say why, as the check at construction does
-            check_reward(self.env, reward, where.format(self.num_steps + 1))
+            check_reward(self.env, reward, AT_STEP.format(self.num_steps + 1))
             raise
         self.num_steps += 1
         self._episode_return += float(reward)

@@ -21,7 +21,8 @@ Two figures per environment:
   gradient steps (td3_steps' train_step; Stable-Baselines3's train(gradient_steps=1), as its
   learn calls it), taking turns --rounds times; the table reports the median segment.
 
-The libraries take turns so that a slow spell of the machine hits them alike. The script also
+The libraries take turns so that a slow spell of the machine hits them alike; below the table, the
+script prints every measurement and the ratio of the two libraries' measurements in each round. It also
 prints the replay memory's size for 1M HalfCheetahBulletEnv-v0 transitions.
 """
 
@@ -213,11 +214,17 @@ def main() -> None:
         samples = updates_alone(names, env_id, args.warmup, args.updates, args.rounds, args.seed)
         print(row(env_id, "updates alone", "updates/s", samples, untimed), flush=True)
         measured.append((env_id, "updates alone", samples))
-    print("\nEach measurement, in the order taken (the spread says how steady the machine was):")
+    print("\nEach measurement, in the order taken (the spread says how steady the machine was), and the ratio of each")
+    print("td3_steps measurement to Stable-Baselines3's of the same round (taken minutes apart at most: less moved by")
+    print("a slow spell of the machine than the medians above):")
     for env_id, measure, samples in measured:
         print(f"  {env_id}, {measure}: " + "; ".join(
             f"{name} {', '.join(f'{value:.0f}' for value in values)}" for name, values in samples.items()
         ))  # fmt: skip
+        for name in names[1:]:
+            ratios = [ours / base for ours, base in zip(samples[name], samples["Stable-Baselines3"])]
+            print(f"    {name} / Stable-Baselines3 by round: {', '.join(f'{r:.2f}x' for r in ratios)};"
+                  f" median {statistics.median(ratios):.2f}x")  # fmt: skip
 
     env = make_env("HalfCheetahBulletEnv-v0")
     obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]

@@ -35,7 +35,12 @@ def summary(run_dir: Path, level: float | None = None, ranges: tuple[tuple[int, 
     first = next((step for step in steps if evaluations[step][0] > level), None)
     below = [step for step in steps if evaluations[step][0] <= level]
     stays_from = next((step for step in steps if not below or step > below[-1]), None)
-    lines.append(f"  above {level:,g}: first at {_step(first)}; every one from {_step(stays_from)}")
+    if first is None:
+        lines.append(f"  above {level:,g}: none")
+    elif stays_from is None:  # the last evaluation is at or below the level
+        lines.append(f"  above {level:,g}: first at {first:,}; the final evaluation is not")
+    else:
+        lines.append(f"  above {level:,g}: first at {first:,}; every one from {stays_from:,}")
     for start, stop in ranges:
         stop = steps[-1] if stop is None else stop
         means = [evaluations[step][0] for step in steps if start <= step <= stop]
@@ -52,10 +57,6 @@ def summary(run_dir: Path, level: float | None = None, ranges: tuple[tuple[int, 
 
 def _score(mean_std: tuple[float, float]) -> str:
     return f"{mean_std[0]:.1f} ± {mean_std[1]:.1f}"
-
-
-def _step(step: int | None) -> str:
-    return "never" if step is None else f"{step:,}"
 
 
 def _step_range(text: str) -> tuple[int, int | None]:

@@ -3,7 +3,8 @@
     python scripts/student_path.py                       # this clone's HEAD (commit your work first)
     python scripts/student_path.py /path/to/clone main --work /tmp/student --keep
 
-In an empty work folder: a fresh virtual environment (python -m venv) with torch==2.13.0 and only
+In an empty work folder: a fresh virtual environment (python -m venv, of the Python that runs this
+script: `python3.12 scripts/student_path.py` walks the course on Colab's Python) with torch==2.13.0 and only
 what Colab already has (numpy, matplotlib, ipykernel, nbclient, ipywidgets, tqdm, gymnasium); the
 package installed from the clone's git URL, `pip install "td3_steps @ git+file://CLONE@COMMIT"`,
 with no extras, as the notebooks' first cell does in Colab; the student edition of that commit

@@ -34,11 +34,11 @@ def test_summary_counts_evaluations_above_the_level(run_dir, capsys):
     assert capsys.readouterr().out.splitlines()[3] == "  7,000 to 8,000 steps: no evaluations"
 
 
-def test_summary_says_never_when_the_level_is_not_kept(run_dir, capsys):
+def test_summary_says_when_the_level_is_not_kept_or_never_reached(run_dir, capsys):
     main([str(run_dir), "--level", "145"])
-    assert capsys.readouterr().out.splitlines()[2] == "  above 145: first at 5,000; every one from never"
+    assert capsys.readouterr().out.splitlines()[2] == "  above 145: first at 5,000; the final evaluation is not"
     main([str(run_dir), "--level", "1000"])
-    assert capsys.readouterr().out.splitlines()[2] == "  above 1,000: first at never; every one from never"
+    assert capsys.readouterr().out.splitlines()[2] == "  above 1,000: none"
 
 
 @pytest.mark.parametrize(

@@ -364,7 +364,8 @@ class TD3:
         """Load state_dicts as get_parameters returns them (copied: this agent shares no tensor with them).
 
         exact_match=True needs every name of checkpoint.PARAMETERS and every key of each network (strict
-        load_state_dict); exact_match=False loads a subset. Unknown names are always refused.
+        load_state_dict); exact_match=False loads a subset. Unknown names are always refused, and a refused
+        call (a ValueError saying what does not fit) leaves the agent as it was.
         """
         checkpoint.set_parameters(self, parameters, exact_match)
 

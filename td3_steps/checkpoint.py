@@ -34,6 +34,7 @@ FORMAT = "td3_steps checkpoint"
 VERSION = 2  # version 1 (no checksums.json) still loads, unverified
 CHECKSUMS = "checksums.json"
 MEMORY = "replay_memory.pt"
+FILES = {"meta.json", "state.pt", MEMORY, CHECKSUMS}  # all a checkpoint directory holds: what a save may replace
 # What to do about a damaged or foreign checkpoint, said by every such error.
 REMEDY = (
     "Load another checkpoint (a <name>.old beside it, left by an interrupted save, or a copy you kept) or retrain;"
@@ -63,10 +64,21 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
     """Write meta.json, state.pt, replay_memory.pt (unless `memory` is None) and, last, checksums.json (the
     sha256 of each) into `<path>.tmp`, then rename it to `path`: a checkpoint is whole or absent."""
     path = Path(path)
+    if path.name in ("", ".."):
+        raise CheckpointError(
+            f"Cannot write a checkpoint directory at {str(path)!r}: give it a name, e.g. runs/checkpoint."
+        )
     make_parents(path)
     if path.exists() and not path.is_dir():
         raise CheckpointError(f"Cannot write a checkpoint directory at {path}: a file of that name exists.")
     tmp, old = path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
+    for directory in (path, tmp, old):  # a save replaces them whole: never a directory that holds other files
+        if directory.exists() and not (directory.is_dir() and {p.name for p in directory.iterdir()} <= FILES):
+            raise CheckpointError(
+                f"Cannot write a checkpoint directory at {path}: {directory} exists and holds more than a td3_steps"
+                f" checkpoint ({', '.join(sorted(FILES))}), and saving replaces it whole. Give a new name, such as"
+                f" {path / 'checkpoint'}, or move {directory} away."
+            )
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     meta = {"format": FORMAT, "version": VERSION, **meta}
@@ -76,10 +88,14 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
     }
     if memory is not None:
         writers[MEMORY] = lambda f: torch.save(memory, f)
-    for name, write in writers.items():
-        write_synced(tmp / name, write)
-    checksums = {name: _sha256(tmp / name) for name in writers}
-    write_synced(tmp / CHECKSUMS, lambda f: f.write(json.dumps(checksums, indent=2).encode()))
+    try:
+        for name, write in writers.items():
+            write_synced(tmp / name, write)
+        checksums = {name: _sha256(tmp / name) for name in writers}
+        write_synced(tmp / CHECKSUMS, lambda f: f.write(json.dumps(checksums, indent=2).encode()))
+    except BaseException:  # a full disk, an interrupt: the old checkpoint stays, the half-written one goes
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if path.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(path, old)
@@ -389,14 +405,20 @@ def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True)
             f"set_parameters: missing {missing}, unexpected {unexpected}; the names are {list(PARAMETERS)}"
             " (exact_match=False loads a subset of them)."
         )
-    for name in PARAMETERS:
-        if name not in parameters:
-            continue
-        target = getattr(model, name)
-        try:
-            if isinstance(target, torch.nn.Module):
-                target.load_state_dict(parameters[name], strict=exact_match)  # copies into the parameters
-            else:  # an optimizer keeps the given tensors (moments, step counts) as its own state: give it copies
-                target.load_state_dict(copy.deepcopy(parameters[name]))
-        except (KeyError, RuntimeError, ValueError) as error:
-            raise ValueError(f"set_parameters: {name!r} does not fit this agent's {name}: {error}") from error
+    given = [name for name in PARAMETERS if name in parameters]
+    # torch's load_state_dict copies what fits before it refuses the rest: each is tried on a copy first, so that
+    # a refused call leaves the agent as it was
+    for name in given:
+        _load_state(copy.deepcopy(getattr(model, name)), name, parameters[name], exact_match)
+    for name in given:
+        _load_state(getattr(model, name), name, parameters[name], exact_match)
+
+
+def _load_state(target, name: str, state: dict, exact_match: bool) -> None:
+    try:
+        if isinstance(target, torch.nn.Module):
+            target.load_state_dict(state, strict=exact_match)  # copies into the parameters
+        else:  # an optimizer keeps the given tensors (moments, step counts) as its own state: give it copies
+            target.load_state_dict(copy.deepcopy(state))
+    except (KeyError, RuntimeError, TypeError, ValueError) as error:
+        raise ValueError(f"set_parameters: {name!r} does not fit this agent's {name}: {error}") from error

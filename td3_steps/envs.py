@@ -264,7 +264,15 @@ class _AsTD3ReadsIt(gym.Wrapper):
         return self._as_stored(obs), info
 
     def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
+        result = self.env.step(action)
+        if not isinstance(result, tuple) or len(result) != 5:
+            returned = f"{len(result)} values" if isinstance(result, tuple) else f"a {type(result).__name__}"
+            raise TypeError(
+                f"step() must return the 5 values (obs, reward, terminated, truncated, info) of gymnasium's API, but"
+                f" it returned {returned}; an environment written for the old gym API (obs, reward, done, info) needs"
+                " done split into terminated (the task ended) and truncated (a time limit cut it short)"
+            )
+        obs, reward, terminated, truncated, info = result
         if np.ndim(reward) == 0 and isinstance(reward, (int, float, np.number)) and not np.isfinite(reward):
             reward = 0.0
         return self._as_stored(obs), reward, bool(terminated), bool(truncated), info

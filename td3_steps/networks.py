@@ -96,8 +96,10 @@ class Actor(nn.Module):
         net: nn.Module | None = None,
     ):
         super().__init__()
-        low = torch.as_tensor(action_low, dtype=torch.float32).reshape(-1)
-        high = torch.as_tensor(action_high, dtype=torch.float32).reshape(-1)
+        # copies: as_tensor alone would share memory with the env's action_space.low and .high, which a
+        # load_state_dict into these buffers would then overwrite
+        low = torch.as_tensor(action_low, dtype=torch.float32).reshape(-1).clone()
+        high = torch.as_tensor(action_high, dtype=torch.float32).reshape(-1).clone()
         self.register_buffer("action_low", low)
         self.register_buffer("action_high", high)
         self.register_buffer("center", (high + low) / 2)

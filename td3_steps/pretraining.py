@@ -90,8 +90,8 @@ def _expert_actions(model, actions, n: int) -> torch.Tensor:
     if len(outside):
         i = int(outside[0])
         raise ValueError(
-            f"pretrain: {len(outside)} expert actions lie outside the action bounds [{model.action_space.low},"
-            f" {model.action_space.high}] (the first is number {i}: {expert[i].tolist()}), where the actor"
+            f"pretrain: {len(outside)} expert actions lie outside the action bounds (low {low.tolist()}, high"
+            f" {high.tolist()}; the first is number {i}: {expert[i].tolist()}), where the actor"
             " cannot reach: clip them, np.clip(actions, low, high)."
         )
     return expert

@@ -104,6 +104,43 @@ def test_save_replaces_atomically(tmp_path, small_config):
     assert TD3.load(tmp_path / "ckpt", device="cpu").num_steps == 120
 
 
+def test_a_failed_save_keeps_the_old_checkpoint_and_leaves_nothing_half_written(tmp_path, small_config, monkeypatch):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(10)
+    model.save(tmp_path / "ckpt")
+    model.learn(10)
+
+    def disk_full(obj, f):
+        f.write(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        model.save(tmp_path / "ckpt")
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+    assert TD3.load(tmp_path / "ckpt", device="cpu").num_steps == 10
+
+
+def test_save_never_replaces_a_directory_that_holds_more_than_a_checkpoint(tmp_path, small_config):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "notes.txt").write_text("a week of work")
+    (tmp_path / "ckpt.old").mkdir()  # not left by a save: it holds a file no checkpoint has
+    (tmp_path / "ckpt.old" / "plot.png").write_bytes(b"png")
+    for path, blocking in [
+        (tmp_path / "project", "project"),
+        (tmp_path / "ckpt", "ckpt.old"),
+        (tmp_path, tmp_path.name),
+    ]:
+        with pytest.raises(CheckpointError, match=rf"{blocking} exists and holds more than a td3_steps checkpoint"):
+            model.save(path)
+    assert (tmp_path / "project" / "notes.txt").read_text() == "a week of work"
+    assert (tmp_path / "ckpt.old" / "plot.png").exists() and not (tmp_path / "ckpt").exists()
+    for path in ("", ".", ".."):
+        with pytest.raises(CheckpointError, match="give it a name"):
+            model.save(path)
+
+
 def test_a_crash_between_the_renames_is_recovered(tmp_path, small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(10)
     model.save(tmp_path / "ckpt")
@@ -282,6 +319,37 @@ def test_get_and_set_parameters(toy_env, toy_config, params, same):
     wide = TD3(toy_env(), toy_config.replace(net_arch=(8,)), device="cpu")
     with pytest.raises(ValueError, match="'actor' does not fit"):
         wide.set_parameters({"actor": model.actor.state_dict()}, exact_match=False)
+
+
+def test_a_refused_set_parameters_changes_nothing(toy_env, toy_config, params, same):
+    """torch copies the tensors that fit before it refuses the rest; set_parameters must not leave them half-loaded."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(20)
+    other = TD3(toy_env(), toy_config, seed=1, device="cpu").learn(20).get_parameters()
+    before_params = {
+        name: params(getattr(model, name)) for name in ("actor", "actor_target", "critics", "critic_targets")
+    }
+    before_buffers = {name: [b.clone() for b in getattr(model, name).buffers()] for name in before_params}
+    optimizer_state = copy.deepcopy(model.actor_optimizer.state_dict())
+    low = model.action_space.low.copy()
+    bad_actor = {key: torch.zeros(1) for key in model.actor.state_dict()}  # the (1,) bounds fit, the weights do not
+    for parameters in (
+        {"actor": bad_actor},
+        {
+            "actor_target": other["actor_target"],
+            "critics": {**other["critics"], "members.1.net.out.bias": torch.zeros(3)},
+        },
+        {"actor": other["actor"], "actor_optimizer": other["critic_optimizer"]},
+    ):
+        with pytest.raises(ValueError, match="does not fit"):
+            model.set_parameters(parameters, exact_match=False)
+        for name in ("actor", "actor_target", "critics", "critic_targets"):
+            assert same(params(getattr(model, name)), before_params[name]), name
+            assert all(torch.equal(a, b) for a, b in zip(getattr(model, name).buffers(), before_buffers[name])), name
+        assert np.array_equal(model.action_space.low, low) and np.array_equal(model.env.action_space.low, low)
+        state = model.actor_optimizer.state_dict()["state"]
+        assert all(torch.equal(state[i]["exp_avg"], optimizer_state["state"][i]["exp_avg"]) for i in state)
+    model.set_parameters({"actor": other["actor"]}, exact_match=False)  # a good one still loads
+    assert all(torch.equal(value, other["actor"][key]) for key, value in model.actor.state_dict().items())
 
 
 def test_save_and_load_the_replay_memory(tmp_path, toy_env, toy_config):

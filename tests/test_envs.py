@@ -134,6 +134,16 @@ def test_gymnasium_checker_rules_are_named(small_config, toy_env):
         TD3(NoSeed(), small_config, device="cpu")
 
 
+def test_an_environment_of_the_old_gym_api_is_told_what_to_change(small_config, toy_env):
+    class OldGym(toy_env):
+        def step(self, action):
+            obs, reward, terminated, truncated, info = super().step(action)
+            return obs, reward, terminated or truncated, info
+
+    with pytest.raises(SpaceError, match=r"must return the 5 values .* returned 4 values; .* done split into"):
+        TD3(OldGym(), small_config, device="cpu")
+
+
 def test_float64_observations_of_a_float32_space_are_accepted(small_config, toy_env):
     """A common habit (np.array([...]) is float64): TD3 stores float32 whatever the dtype, so the checker sees the
     observation in the space's dtype and does not refuse the environment for it."""

@@ -35,6 +35,15 @@ def test_actor_reaches_the_asymmetric_extremes():
     assert torch.allclose(actor(torch.zeros(1, 1)), torch.tensor([[2.0, -1.0]]))
 
 
+def test_the_actor_keeps_its_own_copy_of_the_bounds():
+    """An env's action_space.low is a float32 array, which torch.as_tensor would share rather than copy."""
+    low, high = np.array([-1.0, 0.0], dtype=np.float32), np.array([1.0, 2.0], dtype=np.float32)
+    actor = Actor(obs_dim=3, action_low=low, action_high=high, net_arch=(4,))
+    actor.load_state_dict({**actor.state_dict(), "action_low": torch.tensor([-5.0, -5.0])})
+    assert actor.action_low.tolist() == [-5.0, -5.0]
+    assert low.tolist() == [-1.0, 0.0] and high.tolist() == [1.0, 2.0]
+
+
 # ---------------------------------------------------------------- step 3: critics and targets
 def test_twin_critics_differ_and_targets_are_exact_frozen_copies():
     torch.manual_seed(0)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from .checkpoint import check_checkpoint_path
+
 
 class EvalCallback:
     """Every `eval_freq` steps, evaluate on `n_episodes` deterministic episodes and keep the best model.
@@ -29,6 +31,8 @@ class EvalCallback:
             raise ValueError(f"eval_freq must be a positive number of steps (learn: 0 for none), got {eval_freq!r}.")
         if not isinstance(n_episodes, int) or n_episodes < 1:
             raise ValueError(f"the evaluation's number of episodes must be a positive integer, got {n_episodes!r}.")
+        if best_model_path is not None:
+            check_checkpoint_path(best_model_path)  # now, not at the first improvement, hours into training
         self.eval_freq, self.n_episodes, self.best_model_path = eval_freq, n_episodes, best_model_path
         self.best_mean_return = -math.inf
         self.best_step: int | None = None

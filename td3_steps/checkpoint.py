@@ -28,7 +28,7 @@ import torch
 
 from .config import ConfigError, TD3Config
 from .envs import stored_observation
-from .files import make_parents, write_atomically, write_synced
+from .files import check_parents, make_parents, write_atomically, write_synced
 
 FORMAT = "td3_steps checkpoint"
 VERSION = 2  # version 1 (no checksums.json) still loads, unverified
@@ -60,25 +60,36 @@ class CheckpointError(RuntimeError):
     """The path holds no readable td3_steps checkpoint or actor file, or a damaged or edited one."""
 
 
-def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) -> None:
-    """Write meta.json, state.pt, replay_memory.pt (unless `memory` is None) and, last, checksums.json (the
-    sha256 of each) into `<path>.tmp`, then rename it to `path`: a checkpoint is whole or absent."""
+def check_checkpoint_path(path) -> Path:
+    """`path` as a Path, if a checkpoint directory may be written there (else a CheckpointError saying why).
+
+    A save replaces `path`, `<path>.tmp` and `<path>.old` whole, so none of them may be a file or a directory
+    that holds anything but a checkpoint's files: `save("runs")` must never delete the runs in it.
+    """
     path = Path(path)
     if path.name in ("", ".."):
         raise CheckpointError(
             f"Cannot write a checkpoint directory at {str(path)!r}: give it a name, e.g. runs/checkpoint."
         )
-    make_parents(path)
+    check_parents(path)
     if path.exists() and not path.is_dir():
         raise CheckpointError(f"Cannot write a checkpoint directory at {path}: a file of that name exists.")
-    tmp, old = path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
-    for directory in (path, tmp, old):  # a save replaces them whole: never a directory that holds other files
+    for directory in (path, path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")):
         if directory.exists() and not (directory.is_dir() and {p.name for p in directory.iterdir()} <= FILES):
             raise CheckpointError(
                 f"Cannot write a checkpoint directory at {path}: {directory} exists and holds more than a td3_steps"
                 f" checkpoint ({', '.join(sorted(FILES))}), and saving replaces it whole. Give a new name, such as"
                 f" {path / 'checkpoint'}, or move {directory} away."
             )
+    return path
+
+
+def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) -> None:
+    """Write meta.json, state.pt, replay_memory.pt (unless `memory` is None) and, last, checksums.json (the
+    sha256 of each) into `<path>.tmp`, then rename it to `path`: a checkpoint is whole or absent."""
+    path = check_checkpoint_path(path)
+    make_parents(path)
+    tmp, old = path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     meta = {"format": FORMAT, "version": VERSION, **meta}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from td3_steps import TD3, EvalCallback
+from td3_steps import TD3, CheckpointError, EvalCallback
 
 
 def test_a_callback_sees_every_step_and_stops_training(small_config):
@@ -42,3 +42,10 @@ def test_learn_eval_freq_is_the_eval_callback(toy_env, toy_config):
     best = EvalCallback(eval_freq=10, n_episodes=2)
     TD3(toy_env(), toy_config, seed=0, device="cpu").learn(40, callback=best)
     assert [row for row in rows if "eval_return" in row] == best.evaluations
+
+
+def test_a_best_model_path_that_saving_would_destroy_is_refused_before_training(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="holds more than a td3_steps checkpoint.*Give a new name"):
+        EvalCallback(5, best_model_path=tmp_path)
+    assert EvalCallback(5, best_model_path=tmp_path / "best").best_model_path == tmp_path / "best"

@@ -341,6 +341,11 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]
     changes = _apply_resume_changes(run, args)
     _use_threads(run)
     model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=args.tensorboard_log)
+    if run["total_steps"] < model.num_steps:
+        raise RunError(
+            f"{run_dir} has already taken {model.num_steps} steps, more than the {run['total_steps']} asked for"
+            f" (--steps is the run's total, not steps to add): give --steps above {model.num_steps} to train it further."
+        )
     if changes:
         _write_run(run_dir, run)
         print(f"From step {model.num_steps} on (recorded in {run_dir / RUN_FILE}): {', '.join(changes)}.",

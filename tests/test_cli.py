@@ -265,7 +265,10 @@ def test_resume_refuses_what_would_make_another_run(tmp_path, capsys):
                   ["--out", str(tmp_path / "other")], ["--force"]):  # fmt: skip
         line = fails(["train", "--resume", str(run), *flags], capsys)
         assert line.startswith(f"error: {flags[0]}: a resumed run goes on in its directory with the preset,")
-    assert (run / "metrics.csv").read_text() == before
+    run_json = (run / "run.json").read_text()
+    line = fails(["train", "--resume", str(run), "--steps", "600"], capsys)  # a total below the 650 steps taken
+    assert "has already taken 650 steps, more than the 600 asked for (--steps is the run's total" in line, line
+    assert (run / "metrics.csv").read_text() == before and (run / "run.json").read_text() == run_json
 
 
 def test_resume_refuses_an_edited_or_damaged_run_json_before_writing(tmp_path, capsys):

@@ -97,15 +97,26 @@ def check_action_space(space: gym.Space) -> spaces.Box:
             f"TD3 needs bounded continuous actions (a gymnasium Box with finite low and high), but this"
             f" environment's action space is {space}. For discrete actions use an algorithm such as DQN."
         )
-    if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+    check_bounds(space.low, space.high)
+    return space
+
+
+def check_bounds(low, high) -> None:
+    """Action bounds TD3 can act in: a finite low and high for each dimension, low < high in every one.
+
+    Checked for an env's action space (check_action_space) and for an Actor made directly.
+    """
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if low.shape != high.shape or low.size == 0:
+        raise SpaceError(f"The action bounds need one low and one high per dimension, got low={low}, high={high}.")
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
         raise SpaceError(
-            f"TD3 needs bounded continuous actions, but this Box action space has infinite bounds: {space}."
+            f"TD3 needs bounded continuous actions, but these action bounds are infinite: low={low}, high={high}."
             " Wrap the environment so that its action space has finite low and high (e.g. gymnasium.wrappers.RescaleAction"
             " on a bounded space, or ClipAction with explicit bounds)."
         )
-    if not np.all(space.high > space.low):
-        raise SpaceError(f"Every action dimension needs low < high, got low={space.low}, high={space.high}.")
-    return space
+    if not np.all(high > low):
+        raise SpaceError(f"Every action dimension needs low < high, got low={low}, high={high}.")
 
 
 def flat_observation_space(space: gym.Space) -> spaces.Box:

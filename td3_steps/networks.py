@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from .config import ACTIVATIONS, TD3Config
+from .envs import check_bounds
 from .features import FlattenExtractor, make_features_extractor
 
 
@@ -100,6 +101,7 @@ class Actor(nn.Module):
         # load_state_dict into these buffers would then overwrite
         low = torch.as_tensor(action_low, dtype=torch.float32).reshape(-1).clone()
         high = torch.as_tensor(action_high, dtype=torch.float32).reshape(-1).clone()
+        check_bounds(low.cpu().numpy(), high.cpu().numpy())
         self.register_buffer("action_low", low)
         self.register_buffer("action_high", high)
         self.register_buffer("center", (high + low) / 2)

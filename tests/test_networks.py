@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from td3_steps import TD3, Actor, CheckpointError, Critics, Policy, make_target
+from td3_steps import TD3, Actor, CheckpointError, Critics, Policy, SpaceError, make_target
 from td3_steps.networks import MLP
 
 LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
@@ -33,6 +33,20 @@ def test_actor_reaches_the_asymmetric_extremes():
     with torch.no_grad():
         actor.net.out.bias.copy_(torch.tensor([50.0, -50.0]))  # tanh -> (1, -1)
     assert torch.allclose(actor(torch.zeros(1, 1)), torch.tensor([[2.0, -1.0]]))
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "words"),
+    [
+        ([2.0], [-2.0], "needs low < high"),  # swapped
+        ([0.0, -1.0], [0.0, 1.0], "needs low < high"),  # an empty range
+        ([-np.inf], [np.inf], "infinite"),
+        ([-1.0, -1.0], [1.0], "one low and one high per dimension"),
+    ],
+)
+def test_an_actor_with_bounds_it_cannot_act_in_is_refused(low, high, words):
+    with pytest.raises(SpaceError, match=words):
+        Actor(obs_dim=3, action_low=low, action_high=high)
 
 
 def test_the_actor_keeps_its_own_copy_of_the_bounds():

@@ -263,6 +263,11 @@ def load_tensors(file: Path, map_location) -> dict:
     """torch.load(weights_only=True), with a clear error for a missing, damaged or foreign file."""
     if not file.exists():
         raise CheckpointError(f"{file} is missing.")
+    if file.is_dir():
+        raise CheckpointError(
+            f"{file} is a directory, and a file was expected here: TD3.load reads a checkpoint directory,"
+            " Policy.load an actor file (policy.pt), load_replay_memory a file that save_replay_memory wrote."
+        )
     try:
         return torch.load(file, map_location=map_location, weights_only=True)
     except Exception as error:  # torch raises many types for a damaged or foreign file

@@ -270,6 +270,9 @@ def test_corrupt_and_foreign_checkpoints_get_clear_errors(tmp_path, small_config
     foreign.mkdir()
     with pytest.raises(CheckpointError, match="no meta.json"):
         TD3.load(foreign)
+    for load in (Policy.load, model.load_replay_memory):  # a directory where a file belongs: say which reads what
+        with pytest.raises(CheckpointError, match="is a directory, and a file was expected here: TD3.load reads"):
+            load(foreign)
 
 
 def test_a_version_1_checkpoint_edited_to_another_architecture_is_refused(tmp_path, small_config):

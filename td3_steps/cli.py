@@ -329,6 +329,10 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
     return [p for p in entries if p.name in RUN_FILES or p.name.rsplit(".", 1)[0] in RUN_FILES]
 
 
+def _episodes(n: int) -> str:
+    return f"{n} deterministic episode{'s' * (n != 1)}"
+
+
 def _names(paths: list[Path], at_most: int | None = None) -> list[str]:
     names = [p.name + "/" if p.is_dir() else p.name for p in paths]
     return names if at_most is None or len(names) <= at_most else [*names[:at_most], "..."]
@@ -495,7 +499,7 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     elapsed = time_offset + time.perf_counter() - t0
     print(
         f"Final evaluation after {model.num_steps} steps: {final[0]:.1f} ± {final[1]:.1f}"
-        f" over {run['eval_episodes']} deterministic episodes ({elapsed:.0f} s of training).\n"
+        f" over {_episodes(run['eval_episodes'])} ({elapsed:.0f} s of training).\n"
         f"Best evaluation: {scores[best][0]:.1f} ± {scores[best][1]:.1f} at step {best} ({BEST_POLICY}).\n"
         f"Run directory: {run_dir} ({METRICS}, {LEARNING_CURVE}, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
     )
@@ -530,7 +534,7 @@ def _saving(run_dir: Path) -> Iterator[None]:
 def evaluate_command(args: argparse.Namespace) -> None:
     model = _agent(args.run_dir, args.device)
     mean, std = model.evaluate(args.episodes)
-    print(f"{model.env_id}: {mean:.1f} ± {std:.1f} over {args.episodes} deterministic episodes")
+    print(f"{model.env_id}: {mean:.1f} ± {std:.1f} over {_episodes(args.episodes)}")
 
 
 def render_command(args: argparse.Namespace) -> None:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+import numpy as np
+
 from .schedules import SCHEDULES, schedule_from_dict
 
 SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
@@ -92,10 +94,13 @@ class TD3Config:
     def __post_init__(self) -> None:
         # Every field is checked for its type first, then its range: a wrong type (a string, None, a bool
         # where a number goes) is a ConfigError naming the field, never a TypeError from a comparison.
+        # A numpy scalar (a sweep over np.arange) stands for the Python value it holds, as JSON stores it.
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _python_value(getattr(self, f.name)))
         _check(self, "net_arch", _is_sequence, NET_ARCH)
-        object.__setattr__(self, "net_arch", tuple(self.net_arch))
-        if isinstance(self.train_freq, list):  # JSON has no tuples
-            object.__setattr__(self, "train_freq", tuple(self.train_freq))
+        object.__setattr__(self, "net_arch", tuple(_python_value(n) for n in self.net_arch))
+        if isinstance(self.train_freq, (list, tuple)):  # JSON has no tuples
+            object.__setattr__(self, "train_freq", tuple(_python_value(v) for v in self.train_freq))
         _check_schedulable(self, "learning_rate", lambda v: v > 0, "a finite positive number, e.g. 1e-3")
         _check_int(self, "buffer_size", 1)
         _check_int(self, "learning_starts", 0)
@@ -224,6 +229,11 @@ def _check(config: TD3Config, name: str, ok: Callable[[Any], bool], expected: st
     value = getattr(config, name)
     if not ok(value):
         raise ConfigError(f"TD3Config.{name} = {value!r} is invalid: it must be {expected}.")
+
+
+def _python_value(value):
+    """A numpy scalar's Python value (np.int64(256) -> 256); anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _is_int(value, minimum: int) -> bool:

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from td3_steps import ConfigError, LinearSchedule, TD3Config
@@ -58,6 +59,27 @@ def test_sequences_and_json_lists_are_still_accepted():
     assert TD3Config(net_arch=[64, 32]).net_arch == (64, 32)
     assert TD3Config(train_freq=[2, "episode"]).train_freq == (2, "episode")
     assert TD3Config(gradient_steps=-1, learning_rate=1, tau=1).tau == 1
+
+
+def test_numpy_scalars_are_the_python_values_they_hold():
+    """A sweep over np.arange or np.logspace gives numpy scalars: accepted as their values, stored as Python ones
+    (run.json and meta.json are JSON), and a numpy bool is still no number."""
+    config = TD3Config(
+        batch_size=np.int64(64), net_arch=np.array([64, 32]), train_freq=(np.int64(2), np.str_("episode")),
+        tau=np.float32(0.5), gamma=np.float64(0.9), layer_norm=np.bool_(True),
+    )  # fmt: skip
+    values = (config.batch_size, config.net_arch, config.train_freq, config.tau, config.gamma, config.layer_norm)
+    assert values == (64, (64, 32), (2, "episode"), 0.5, 0.9, True)
+    assert [type(v) for v in (config.batch_size, config.net_arch[0], config.train_freq[0], config.tau)] == [
+        int,
+        int,
+        int,
+        float,
+    ]
+    assert json.loads(json.dumps(config.to_dict()))["net_arch"] == [64, 32]
+    for field, value in (("batch_size", np.float64(64.0)), ("n_critics", np.bool_(True)), ("tau", np.float32("nan"))):
+        with pytest.raises(ConfigError, match=rf"TD3Config\.{field}"):
+            TD3Config(**{field: value})
 
 
 def test_batch_larger_than_the_buffer_and_unknown_names(small_config):

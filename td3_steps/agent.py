@@ -25,6 +25,7 @@ from . import checkpoint, pretraining
 from .actor_update import actor_update, policy_update_due
 from .callbacks import EvalCallback
 from .config import TD3Config, config_of
+from .counts import is_count
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, resolve_device, warn_if_bfloat16_is_emulated
 from .envs import (
@@ -208,8 +209,9 @@ class TD3:
         runs after every step; one returning False stops training. `progress_bar=True` shows a
         tqdm bar (td3_steps.progress).
         """
-        if not isinstance(total_timesteps, int) or isinstance(total_timesteps, bool) or total_timesteps < 0:
+        if not is_count(total_timesteps):
             raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
+        total_timesteps = int(total_timesteps)
         callbacks = list(callback) if isinstance(callback, Sequence) else [callback] if callback is not None else []
         not_callable = [f for f in (*callbacks, log) if f is not None and not callable(f)]
         if not_callable:

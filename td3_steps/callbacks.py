@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from .checkpoint import check_checkpoint_path
+from .counts import is_count
 
 
 class EvalCallback:
@@ -27,13 +28,13 @@ class EvalCallback:
     """
 
     def __init__(self, eval_freq: int, n_episodes: int = 10, best_model_path=None):
-        if not isinstance(eval_freq, int) or eval_freq < 1:
+        if not is_count(eval_freq, 1):
             raise ValueError(f"eval_freq must be a positive number of steps (learn: 0 for none), got {eval_freq!r}.")
-        if not isinstance(n_episodes, int) or n_episodes < 1:
+        if not is_count(n_episodes, 1):
             raise ValueError(f"the evaluation's number of episodes must be a positive integer, got {n_episodes!r}.")
         if best_model_path is not None:
             check_checkpoint_path(best_model_path)  # now, not at the first improvement, hours into training
-        self.eval_freq, self.n_episodes, self.best_model_path = eval_freq, n_episodes, best_model_path
+        self.eval_freq, self.n_episodes, self.best_model_path = int(eval_freq), int(n_episodes), best_model_path
         self.best_mean_return = -math.inf
         self.best_step: int | None = None
         self.evaluations: list[dict] = []

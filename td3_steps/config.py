@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .counts import is_count
 from .schedules import SCHEDULES, schedule_from_dict
 
 SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
@@ -117,12 +118,12 @@ class TD3Config:
             self,
             "train_freq",
             lambda v: (
-                _is_int(v, 1)
-                or (isinstance(v, tuple) and len(v) == 2 and _is_int(v[0], 1) and v[1] in TRAIN_FREQ_UNITS)
+                is_count(v, 1)
+                or (isinstance(v, tuple) and len(v) == 2 and is_count(v[0], 1) and v[1] in TRAIN_FREQ_UNITS)
             ),
             'an integer >= 1, or (n, "step") or (n, "episode")',
         )
-        _check(self, "gradient_steps", lambda v: _is_int(v, 1) or (_is_int(v, -1) and v == -1),
+        _check(self, "gradient_steps", lambda v: is_count(v, 1) or (is_count(v, -1) and v == -1),
                "an integer >= 1, or -1 (as many as environment steps collected)")  # fmt: skip
         _check_int(self, "policy_delay", 1)
         for name in ("target_policy_noise", "target_noise_clip"):
@@ -132,7 +133,7 @@ class TD3Config:
         )
         _check_number(self, "ou_theta", lambda v: v >= 0, ">= 0, e.g. 0.15")
         _check_number(self, "random_exploration", lambda v: 0 <= v <= 1, "in [0, 1] (a probability)")
-        _check(self, "net_arch", lambda v: len(v) > 0 and all(_is_int(n, 1) for n in v), NET_ARCH)
+        _check(self, "net_arch", lambda v: len(v) > 0 and all(is_count(n, 1) for n in v), NET_ARCH)
         for name, choices in CHOICES.items():
             _check(self, name, lambda v, choices=choices: v in choices, "one of " + ", ".join(map(repr, choices)))
         _check_int(self, "n_critics", 1)
@@ -236,10 +237,6 @@ def _python_value(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _is_int(value, minimum: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
 def _is_number(value) -> bool:
     """An int or a float, finite (not inf, not NaN), and not a bool (True is no learning rate)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -250,7 +247,7 @@ def _is_sequence(value) -> bool:
 
 
 def _check_int(config: TD3Config, name: str, minimum: int) -> None:
-    _check(config, name, lambda v: _is_int(v, minimum), f"an integer >= {minimum}")
+    _check(config, name, lambda v: is_count(v, minimum), f"an integer >= {minimum}")
 
 
 def _check_number(config: TD3Config, name: str, ok: Callable[[float], bool], expected: str) -> None:

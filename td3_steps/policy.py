@@ -12,6 +12,7 @@ from torch import nn
 
 from .checkpoint import CheckpointError, check_contents, content_digest, load_tensors, save_atomically
 from .config import TD3Config
+from .counts import is_count
 from .devices import resolve_device
 from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
 from .networks import Actor, build_actor
@@ -117,8 +118,9 @@ class Policy:
         stream=seeding.EVAL_EPISODES (the default) gives the periodic evaluation's episodes;
         seeding.TEST_EPISODES the evaluation protocol's fresh ones.
         """
-        if not isinstance(n_episodes, int) or isinstance(n_episodes, bool) or n_episodes < 1:
+        if not is_count(n_episodes, 1):
             raise ValueError(f"n_episodes must be a positive integer, got {n_episodes!r}.")
+        n_episodes = int(n_episodes)
         check_seed(seed)
         if self._eval_env is None:
             self._eval_env = make_env(self.env_id) if self.env_id is not None else copy.deepcopy(self._env)

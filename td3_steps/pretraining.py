@@ -13,6 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .counts import is_count
 from .devices import adam
 from .envs import stored_observations
 from .schedules import value_at
@@ -41,8 +42,9 @@ def pretrain(
     """
     obs = torch.as_tensor(stored_observations(model.observation_space, observations), device=model.device)
     expert = _expert_actions(model, actions, len(obs))
-    if not (isinstance(epochs, int) and epochs >= 1 and isinstance(batch_size, int) and batch_size >= 1):
+    if not (is_count(epochs, 1) and is_count(batch_size, 1)):
         raise ValueError(f"pretrain: epochs and batch_size must be positive integers, got {epochs!r}, {batch_size!r}.")
+    epochs, batch_size = int(epochs), int(batch_size)
     if not 0 <= validation_fraction < 1:
         raise ValueError(f"pretrain: validation_fraction = {validation_fraction!r} must be in [0, 1).")
     n = len(obs)

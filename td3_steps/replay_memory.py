@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from .counts import is_count
 from .devices import resolve_device
 
 SAMPLE_ARGUMENTS = (
@@ -47,11 +48,12 @@ class ReplayMemory:
         device: str | torch.device = "cpu",
         obs_dtype: torch.dtype = torch.float32,
     ):
-        if not isinstance(capacity, int) or capacity < 1:
+        if not is_count(capacity, 1):
             raise ValueError(f"ReplayMemory capacity must be a positive integer, got {capacity!r}.")
+        capacity = int(capacity)
         obs_shape = (obs_dim,) if np.ndim(obs_dim) == 0 else tuple(obs_dim)
         sizes = (*obs_shape, action_dim)
-        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in sizes):
+        if not all(is_count(n, 1) for n in sizes):
             raise ValueError(
                 f"ReplayMemory needs positive integer sizes: obs_dim (or an observation shape) and action_dim;"
                 f" got obs_dim={obs_dim!r}, action_dim={action_dim!r}."

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .counts import is_count
+
 ACTING = 0  # exploration: random warm-up actions and the acting noise (Policy.explore)
 UPDATES = 1  # batch sampling and target smoothing noise (steps 4 and 6)
 TRAIN_EPISODES = 2  # the reset seed of each training episode
@@ -23,7 +25,7 @@ MAX_SEED = 2**63 - 1  # torch.manual_seed takes at most a 64-bit integer
 
 def check_seed(seed) -> int:
     """A run seed: an integer from 0 to MAX_SEED (numpy integers too), else a ValueError that says so."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+    if not (is_count(seed) and seed <= MAX_SEED):
         raise ValueError(f"seed must be an integer from 0 to 2**63 - 1, got {seed!r}.")
     return int(seed)
 

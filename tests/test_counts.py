@@ -1,0 +1,41 @@
+"""td3_steps.counts: every count the user gives (steps, episodes, sizes, seeds) follows one rule."""
+
+import numpy as np
+import pytest
+
+from td3_steps import TD3, EvalCallback, ReplayMemory, TD3Config
+from td3_steps.counts import is_count
+
+
+def test_ints_and_numpy_integers_count_bools_and_floats_do_not():
+    assert is_count(3) and is_count(np.int64(3)) and is_count(np.uint8(1), 1) and is_count(0)
+    assert not any(is_count(v) for v in (True, False, np.bool_(True), 3.0, np.float64(3.0), "3", None, -1))
+    assert not is_count(0, 1)
+
+
+def test_numpy_integers_work_wherever_a_count_is_asked_for(toy_env, toy_config):
+    """A sweep over np.arange gives numpy integers: each is taken as its value, never refused as 'not an integer'."""
+    n = np.int64(2)
+    model = TD3(toy_env(), toy_config, seed=np.int64(1), device="cpu").learn(np.int64(6), eval_freq=n, eval_episodes=n)
+    assert model.num_steps == 6 and model.seed == 1 and isinstance(model.seed, int)
+    assert len(model.policy.episode_returns(n)) == 2
+    assert isinstance(ReplayMemory(np.int64(10), np.int64(2), n).capacity, int)
+    callback = EvalCallback(n, n)
+    assert (type(callback.eval_freq), type(callback.n_episodes)) == (int, int)
+    assert TD3Config(batch_size=n).batch_size == 2
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda env, config: TD3(env, config, seed=True),
+        lambda env, config: TD3(env, config, device="cpu").learn(True),
+        lambda env, config: EvalCallback(True),
+        lambda env, config: EvalCallback(5, n_episodes=True),
+        lambda env, config: ReplayMemory(True, 2, 1),
+        lambda env, config: TD3(env, config, device="cpu").evaluate(True),
+    ],
+)
+def test_a_bool_is_no_count(toy_env, toy_config, make):
+    with pytest.raises(ValueError, match=r"integer|number of steps"):
+        make(toy_env(), toy_config)

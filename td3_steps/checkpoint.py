@@ -60,6 +60,11 @@ class CheckpointError(RuntimeError):
     """The path holds no readable td3_steps checkpoint or actor file, or a damaged or edited one."""
 
 
+def _tmp_and_old(path: Path) -> tuple[Path, Path]:
+    """Where a save writes the new checkpoint (<path>.tmp) and puts the old one between its renames (<path>.old)."""
+    return path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
+
+
 def check_checkpoint_path(path) -> Path:
     """`path` as a Path, if a checkpoint directory may be written there (else a CheckpointError saying why).
 
@@ -74,7 +79,7 @@ def check_checkpoint_path(path) -> Path:
     check_parents(path)
     if path.exists() and not path.is_dir():
         raise CheckpointError(f"Cannot write a checkpoint directory at {path}: a file of that name exists.")
-    for directory in (path, path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")):
+    for directory in (path, *_tmp_and_old(path)):
         if directory.exists() and not (directory.is_dir() and {p.name for p in directory.iterdir()} <= FILES):
             raise CheckpointError(
                 f"Cannot write a checkpoint directory at {path}: {directory} exists and holds more than a td3_steps"
@@ -89,7 +94,7 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
     sha256 of each) into `<path>.tmp`, then rename it to `path`: a checkpoint is whole or absent."""
     path = check_checkpoint_path(path)
     make_parents(path)
-    tmp, old = path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
+    tmp, old = _tmp_and_old(path)
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     meta = {"format": FORMAT, "version": VERSION, **meta}
@@ -178,7 +183,7 @@ def _sha256(file: Path) -> str:
 def find_checkpoint(path) -> Path:
     """The checkpoint directory `path`, or `<path>.old` where a crash between write_checkpoint's two renames left it."""
     path = Path(path)
-    old = path.with_name(path.name + ".old")
+    _, old = _tmp_and_old(path)
     return old if not path.exists() and old.is_dir() else path
 
 

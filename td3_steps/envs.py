@@ -318,21 +318,28 @@ def check_observation(env: gym.Env, obs, returned_by: str) -> None:
 
 
 def _observation_problem(env: gym.Env) -> str:
-    """What is wrong with a fresh observation of a Box space, to add to the checker's "not within the
-    observation space"; "." when nothing is found."""
+    """What is wrong with the observations of a Box space that reset() and one step() return, to add to the
+    checker's message; "." when nothing is found. A NaN needs naming most: the checker calls it "not within
+    the observation space" (NaN fails every comparison) or "not deterministic" (NaN != NaN)."""
     space = env.observation_space
-    try:
-        obs = np.asarray(env.reset(seed=0)[0])
-    except Exception:  # the checker's message stands alone
-        return "."
     if not isinstance(space, spaces.Box):
         return "."
-    if obs.shape != space.shape:
-        return f": reset() returned an observation of shape {obs.shape}, the space's shape is {space.shape}."
-    if not np.can_cast(obs.dtype, space.dtype):
-        return f": reset() returned {obs.dtype} observations, the space's dtype is {space.dtype}."
-    if not (np.all(obs >= space.low) and np.all(obs <= space.high)):
-        return ": reset() returned an observation outside the space's low and high bounds."
+    observations = []
+    try:
+        observations.append(("reset()", np.asarray(env.reset(seed=0)[0])))
+        observations.append(("step()", np.asarray(env.step(env.action_space.sample())[0])))
+    except Exception:  # the checker's message stands alone, or with what reset() returned
+        pass
+    for returned_by, obs in observations:
+        if obs.shape != space.shape:
+            return f": {returned_by} returned an observation of shape {obs.shape}, the space's shape is {space.shape}."
+        if not np.can_cast(obs.dtype, space.dtype):
+            return f": {returned_by} returned {obs.dtype} observations, the space's dtype is {space.dtype}."
+        if obs.dtype.kind == "f" and np.isnan(obs).any():
+            where = ", ".join(str(tuple(int(i) for i in index)) for index in np.argwhere(np.isnan(obs))[:3])
+            return f": {returned_by} returned an observation holding NaN (at index {where}); TD3 cannot learn from it."
+        if not (np.all(obs >= space.low) and np.all(obs <= space.high)):
+            return f": {returned_by} returned an observation outside the space's low and high bounds."
     return "."
 
 

@@ -134,6 +134,25 @@ def test_gymnasium_checker_rules_are_named(small_config, toy_env):
         TD3(NoSeed(), small_config, device="cpu")
 
 
+@pytest.mark.parametrize("returns, rule", [
+    ("reset", r"is not within the observation space: reset\(\) returned"),
+    ("step", r"Deterministic step observations are not equivalent .*: step\(\) returned"),
+])  # fmt: skip
+def test_a_nan_observation_is_named_where_the_checker_says_something_else(small_config, toy_env, returns, rule):
+    """NaN fails every comparison, so gymnasium's checker calls it out of bounds (even for bounds of -inf and inf),
+    or, returned by step(), not deterministic (NaN != NaN). The message adds what is wrong, and where."""
+
+    def with_nan():
+        obs = np.zeros(3, np.float32)
+        obs[2] = np.nan
+        return obs
+
+    env = misbehaving(toy_env, returns, with_nan)
+    env.observation_space = spaces.Box(-np.inf, np.inf, (3,), np.float32)
+    with pytest.raises(SpaceError, match=rule + r" an observation holding NaN \(at index \(2,\)\)"):
+        TD3(env, small_config, device="cpu")
+
+
 def test_an_environment_of_the_old_gym_api_is_told_what_to_change(small_config, toy_env):
     class OldGym(toy_env):
         def step(self, action):

@@ -133,7 +133,7 @@ class TD3Config:
         )
         _check_number(self, "ou_theta", lambda v: v >= 0, ">= 0, e.g. 0.15")
         _check_number(self, "random_exploration", lambda v: 0 <= v <= 1, "in [0, 1] (a probability)")
-        _check(self, "net_arch", lambda v: len(v) > 0 and all(is_count(n, 1) for n in v), NET_ARCH)
+        _check(self, "net_arch", is_net_arch, NET_ARCH)
         for name, choices in CHOICES.items():
             _check(self, name, lambda v, choices=choices: v in choices, "one of " + ", ".join(map(repr, choices)))
         _check_int(self, "n_critics", 1)
@@ -223,6 +223,11 @@ def field_docs() -> dict[str, str]:
 
 
 NET_ARCH = "a non-empty sequence of positive integer layer sizes, e.g. (400, 300)"
+
+
+def is_net_arch(value) -> bool:
+    """Hidden layer sizes an MLP can be built from: a non-empty list or tuple of whole numbers >= 1."""
+    return isinstance(value, (list, tuple)) and len(value) > 0 and all(is_count(n, 1) for n in value)
 
 
 def _check(config: TD3Config, name: str, ok: Callable[[Any], bool], expected: str) -> None:

@@ -15,7 +15,8 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from .config import ACTIVATIONS, TD3Config
+from .config import ACTIVATIONS, NET_ARCH, TD3Config, is_net_arch
+from .counts import is_count
 from .envs import check_bounds
 from .features import FlattenExtractor, make_features_extractor
 
@@ -97,6 +98,7 @@ class Actor(nn.Module):
         net: nn.Module | None = None,
     ):
         super().__init__()
+        check_network_arguments("Actor", net_arch, activation, obs_dim=obs_dim)
         # copies: as_tensor alone would share memory with the env's action_space.low and .high, which a
         # load_state_dict into these buffers would then overwrite
         low = torch.as_tensor(action_low, dtype=torch.float32).reshape(-1).clone()
@@ -112,7 +114,7 @@ class Actor(nn.Module):
         )
         # What Policy.save writes so that Policy.load can rebuild this actor (TD3Config field names).
         self.architecture = {
-            "net_arch": list(net_arch),
+            "net_arch": [int(n) for n in net_arch],
             "activation": activation,
             "layer_norm": layer_norm,
             "mixed_precision": mixed_precision,
@@ -139,6 +141,7 @@ class Critic(nn.Module):
         net: nn.Module | None = None,
     ):
         super().__init__()
+        check_network_arguments("Critic", net_arch, activation, obs_dim=obs_dim, action_dim=action_dim)
         self.net = net if net is not None else MLP(
             obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm
         )  # fmt: skip
@@ -169,6 +172,9 @@ class Critics(nn.Module):
         net: nn.Module | None = None,
     ):
         super().__init__()
+        check_network_arguments("Critics", net_arch, activation, obs_dim=obs_dim, action_dim=action_dim)
+        if not is_count(n_critics, 1):
+            raise ValueError(f"Critics: n_critics must be a whole number >= 1 (TD3 has 2), got {n_critics!r}.")
         self.features = _features(features, obs_dim)
         self.members = nn.ModuleList(
             Critic(obs_dim, action_dim, net_arch, mixed_precision, activation=activation, layer_norm=layer_norm,
@@ -182,6 +188,20 @@ class Critics(nn.Module):
 
     def q1(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return self.members[0](self.features(obs), action)
+
+
+def check_network_arguments(network: str, net_arch, activation: str, **sizes) -> None:
+    """Refuse, when a network is made, sizes and choices it cannot be built from: a ValueError that names the
+    argument, not torch's error from inside nn.Linear (TD3Config checks the same rules for the agent's networks)."""
+    for name, value in sizes.items():
+        if not is_count(value, 1):
+            raise ValueError(f"{network}: {name} must be a whole number >= 1 (a vector's length), got {value!r}.")
+    if not is_net_arch(net_arch):
+        raise ValueError(f"{network}: net_arch must be {NET_ARCH}; got {net_arch!r}.")
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"{network}: activation must be one of {', '.join(map(repr, ACTIVATIONS))}; got {activation!r}."
+        )
 
 
 def _features(features: nn.Module | None, obs_dim: int) -> nn.Module:

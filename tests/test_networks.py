@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from td3_steps import TD3, Actor, CheckpointError, Critics, Policy, SpaceError, make_target
+from td3_steps import TD3, Actor, CheckpointError, Critic, Critics, Policy, SpaceError, make_target
 from td3_steps.networks import MLP
 
 LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
@@ -47,6 +47,29 @@ def test_actor_reaches_the_asymmetric_extremes():
 def test_an_actor_with_bounds_it_cannot_act_in_is_refused(low, high, words):
     with pytest.raises(SpaceError, match=words):
         Actor(obs_dim=3, action_low=low, action_high=high)
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: Actor(0, [-1.0], [1.0]), r"Actor: obs_dim must be a whole number >= 1 .*got 0\."),
+        (lambda: Actor("3", [-1.0], [1.0]), r"Actor: obs_dim must be a whole number >= 1 .*got '3'\."),
+        (lambda: Actor(3, [-1.0], [1.0], net_arch=400), r"Actor: net_arch must be a non-empty sequence .*got 400\."),
+        (lambda: Actor(3, [-1.0], [1.0], net_arch=(0,)), r"Actor: net_arch .*got \(0,\)\."),
+        (lambda: Actor(3, [-1.0], [1.0], net_arch=()), r"Actor: net_arch .*got \(\)\."),
+        (lambda: Actor(3, [-1.0], [1.0], activation="Relu"), r"Actor: activation must be one of 'relu', .*got 'Relu'"),
+        (lambda: Critic(3, 0), r"Critic: action_dim must be a whole number >= 1 .*got 0\."),
+        (lambda: Critic(-1, 1), r"Critic: obs_dim must be a whole number >= 1 .*got -1\."),
+        (lambda: Critic(3, 1, (400.5,)), r"Critic: net_arch .*got \(400.5,\)\."),
+        (lambda: Critics(3, 1.0), r"Critics: action_dim must be a whole number >= 1 .*got 1.0\."),
+        (lambda: Critics(3, 1, n_critics=0), r"Critics: n_critics must be a whole number >= 1 .*got 0\."),
+    ],
+)
+def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, words):
+    """The notebooks have students make these directly: a ValueError naming the argument, not torch's error from
+    inside nn.Linear, nor a network of zero-width layers accepted with a warning."""
+    with pytest.raises(ValueError, match=words):
+        make()
 
 
 def test_the_actor_keeps_its_own_copy_of_the_bounds():

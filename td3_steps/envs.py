@@ -76,6 +76,8 @@ class QuietReset(gym.Wrapper):
 
 def make_env(env_id: str, render_mode: str | None = None) -> gym.Env:
     """gym.make with the Bullet ids registered on demand and their native output silenced."""
+    if not isinstance(env_id, str):
+        raise TypeError(f"make_env takes an environment id such as 'Pendulum-v1', got {type(env_id).__name__}.")
     bullet = is_bullet_id(env_id)
     if render_mode == "rgb_array":  # off-screen frames: keep pygame (classic control) from looking for a display
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")

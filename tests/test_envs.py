@@ -55,6 +55,8 @@ def test_env_ids_and_env_objects(toy_env):
     assert as_env(pendulum) is pendulum and env_id_of(as_env("Pendulum-v1")) == "Pendulum-v1"
     with pytest.raises(TypeError, match="Stable-Baselines3 policy name"):
         as_env("MlpPolicy")
+    with pytest.raises(TypeError, match="make_env takes an environment id such as 'Pendulum-v1', got NoneType"):
+        make_env(None)
 
 
 # ---------------------------------------------------------------- what reset and step return (issue 18)

@@ -419,6 +419,11 @@ def get_parameters(model) -> dict[str, dict]:
 
 def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True) -> None:
     """Load state_dicts as get_parameters returns them (see TD3.set_parameters)."""
+    if not isinstance(parameters, dict):
+        raise TypeError(
+            f"set_parameters takes a dict of state_dicts by name, as get_parameters returns it; got"
+            f" {type(parameters).__name__}."
+        )
     unexpected = sorted(set(parameters) - set(PARAMETERS))
     missing = [name for name in PARAMETERS if name not in parameters]
     if unexpected or (exact_match and missing):

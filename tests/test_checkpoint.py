@@ -322,6 +322,8 @@ def test_get_and_set_parameters(toy_env, toy_config, params, same):
     wide = TD3(toy_env(), toy_config.replace(net_arch=(8,)), device="cpu")
     with pytest.raises(ValueError, match="'actor' does not fit"):
         wide.set_parameters({"actor": model.actor.state_dict()}, exact_match=False)
+    with pytest.raises(TypeError, match="set_parameters takes a dict of state_dicts by name, .* got list"):
+        wide.set_parameters(list(model.get_parameters().values()))
 
 
 def test_a_refused_set_parameters_changes_nothing(toy_env, toy_config, params, same):

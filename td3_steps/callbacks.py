@@ -29,7 +29,12 @@ class EvalCallback:
 
     def __init__(self, eval_freq: int, n_episodes: int = 10, best_model_path=None):
         if not is_count(eval_freq, 1):
-            raise ValueError(f"eval_freq must be a positive number of steps (learn: 0 for none), got {eval_freq!r}.")
+            habit = not isinstance(eval_freq, (int, float))  # an eval_env, first as Stable-Baselines3 takes it
+            raise ValueError(
+                f"eval_freq must be a positive number of steps (learn: 0 for none), got {eval_freq!r:.80}."
+                + (" EvalCallback(eval_freq, n_episodes, best_model_path) evaluates in its own copy of the model's"
+                   " environment: it takes no eval_env, as Stable-Baselines3's does." if habit else "")
+            )  # fmt: skip
         if not is_count(n_episodes, 1):
             raise ValueError(f"the evaluation's number of episodes must be a positive integer, got {n_episodes!r}.")
         if best_model_path is not None:

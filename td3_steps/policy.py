@@ -54,6 +54,10 @@ class Policy:
         noise: GaussianNoise | OrnsteinUhlenbeckNoise | None = None,
         generator: torch.Generator | None = None,
     ):
+        if not isinstance(actor, Actor):
+            raise TypeError(
+                f"Policy acts with a td3_steps Actor (it holds the action bounds), got {type(actor).__name__}."
+            )
         self.actor = actor
         self.env_id = env_id_of(env)
         self._env = env if isinstance(env, gym.Env) else None

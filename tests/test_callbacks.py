@@ -32,8 +32,10 @@ def test_eval_callback_keeps_the_best_model(tmp_path, toy_env, toy_config):
     loaded = TD3.load(tmp_path / "best", env=toy_env(), device="cpu")
     assert loaded.num_steps == best.best_step and loaded.evaluate(2)[0] == best.best_mean_return
     assert model.num_steps == 40
-    with pytest.raises(ValueError, match="eval_freq"):
+    with pytest.raises(ValueError, match=r"eval_freq must be a positive number of steps .* got 0\.$"):
         EvalCallback(eval_freq=0)
+    with pytest.raises(ValueError, match="evaluates in its own copy of the model's environment: it takes no eval_env"):
+        EvalCallback(toy_env())  # Stable-Baselines3 takes the env first
 
 
 def test_learn_eval_freq_is_the_eval_callback(toy_env, toy_config):

@@ -31,6 +31,8 @@ def test_predict_single_and_batched(small_config):
         with pytest.raises(ValueError, match=re.escape(f"deterministic must be True or False, got {bad!r}")):
             model.predict(np.zeros(3), deterministic=bad)
     assert np.array_equal(model.predict(np.zeros(3), deterministic=np.bool_(True))[0], action)
+    with pytest.raises(TypeError, match="Policy acts with a td3_steps Actor .*, got Critics"):
+        Policy(model.critics, "Pendulum-v1")
 
 
 def test_explore_scales_the_noise_by_each_dimensions_half_range(small_config, toy_env):

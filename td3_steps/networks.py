@@ -198,7 +198,7 @@ def check_network_arguments(network: str, net_arch, activation: str, **sizes) ->
             raise ValueError(f"{network}: {name} must be a whole number >= 1 (a vector's length), got {value!r}.")
     if not is_net_arch(net_arch):
         raise ValueError(f"{network}: net_arch must be {NET_ARCH}; got {net_arch!r}.")
-    if activation not in ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(
             f"{network}: activation must be one of {', '.join(map(repr, ACTIVATIONS))}; got {activation!r}."
         )

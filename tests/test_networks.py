@@ -58,6 +58,7 @@ def test_an_actor_with_bounds_it_cannot_act_in_is_refused(low, high, words):
         (lambda: Actor(3, [-1.0], [1.0], net_arch=(0,)), r"Actor: net_arch .*got \(0,\)\."),
         (lambda: Actor(3, [-1.0], [1.0], net_arch=()), r"Actor: net_arch .*got \(\)\."),
         (lambda: Actor(3, [-1.0], [1.0], activation="Relu"), r"Actor: activation must be one of 'relu', .*got 'Relu'"),
+        (lambda: Critic(3, 1, activation=["relu"]), r"Critic: activation must be one of .*got \[.relu.\]"),
         (lambda: Critic(3, 0), r"Critic: action_dim must be a whole number >= 1 .*got 0\."),
         (lambda: Critic(-1, 1), r"Critic: obs_dim must be a whole number >= 1 .*got -1\."),
         (lambda: Critic(3, 1, (400.5,)), r"Critic: net_arch .*got \(400.5,\)\."),

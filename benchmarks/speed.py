@@ -5,6 +5,7 @@
     python benchmarks/speed.py --envs Pendulum-v1 --repeats 3 --steps 1000
     python benchmarks/speed.py --bf16 yes            # time bfloat16 autocast even where it is emulated
     python benchmarks/speed.py --threads 1           # both libraries on one torch thread
+    python benchmarks/speed.py --device cuda --envs Pendulum-v1   # both libraries on a CUDA GPU
 
 Both libraries train the same setting: 400-300 networks, batch 256, Adam 1e-3, tau 0.005,
 gamma 0.98, policy delay 2, target noise 0.2 clipped to 0.5 and exploration noise 0.1 (both
@@ -57,15 +58,15 @@ HYPERPARAMETERS = dict(
 AGENTS = ("Stable-Baselines3", "td3_steps fp32", "td3_steps bf16")
 
 
-def td3_steps_agent(env_id: str, warmup: int, seed: int, mixed_precision: bool) -> TD3:
+def td3_steps_agent(env_id: str, warmup: int, seed: int, mixed_precision: bool, device: str) -> TD3:
     config = TD3Config(
         **HYPERPARAMETERS, learning_starts=warmup, exploration_noise=0.1, net_arch=(400, 300),
         mixed_precision=mixed_precision,
     )  # fmt: skip
-    return TD3(env_id, config, seed=seed, device="cpu")
+    return TD3(env_id, config, seed=seed, device=device)
 
 
-def sb3_agent(env_id: str, warmup: int, seed: int):
+def sb3_agent(env_id: str, warmup: int, seed: int, device: str):
     from stable_baselines3 import TD3 as SB3TD3
     from stable_baselines3.common.noise import NormalActionNoise
 
@@ -74,23 +75,23 @@ def sb3_agent(env_id: str, warmup: int, seed: int):
     return SB3TD3(
         "MlpPolicy", env, learning_starts=warmup, train_freq=1, gradient_steps=1,
         action_noise=NormalActionNoise(np.zeros(n), 0.1 * np.ones(n)), policy_kwargs=dict(net_arch=[400, 300]),
-        seed=seed, device="cpu", verbose=0, **HYPERPARAMETERS,
+        seed=seed, device=device, verbose=0, **HYPERPARAMETERS,
     )  # fmt: skip
 
 
-def make_agent(name: str, env_id: str, warmup: int, seed: int):
+def make_agent(name: str, env_id: str, warmup: int, seed: int, device: str):
     if name == "Stable-Baselines3":
-        return sb3_agent(env_id, warmup, seed)
-    return td3_steps_agent(env_id, warmup, seed, mixed_precision=name == "td3_steps bf16")
+        return sb3_agent(env_id, warmup, seed, device)
+    return td3_steps_agent(env_id, warmup, seed, mixed_precision=name == "td3_steps bf16", device=device)
 
 
 # ---------------------------------------------------------------- whole steps, one fresh process each
-def whole_steps_in_this_process(name: str, env_id: str, warmup: int, steps: int, seed: int) -> float:
+def whole_steps_in_this_process(name: str, env_id: str, warmup: int, steps: int, seed: int, device: str) -> float:
     """learn(warmup + steps), timed from the step that ends the warm-up to the end of learn: steps/s.
 
     A callback notes the time after step `warmup`; each library runs its own callbacks after every step anyway.
     """
-    agent = make_agent(name, env_id, warmup, seed)
+    agent = make_agent(name, env_id, warmup, seed, device)
     started: list[float] = []
     if name == "Stable-Baselines3":
         from stable_baselines3.common.callbacks import BaseCallback
@@ -112,13 +113,16 @@ def whole_steps_in_this_process(name: str, env_id: str, warmup: int, steps: int,
     return steps / (time.perf_counter() - started[0])
 
 
-def whole_steps(names, env_id: str, warmup: int, steps: int, repeats: int, seed: int) -> dict[str, list[float]]:
+def whole_steps(
+    names, env_id: str, warmup: int, steps: int, repeats: int, seed: int, device: str
+) -> dict[str, list[float]]:
     """The steps/s of each agent in `repeats` fresh processes, the agents taking turns."""
     speeds: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
         for name in names if r % 2 == 0 else reversed(names):
             command = [sys.executable, __file__, "--child", name, "--envs", env_id, "--warmup", str(warmup),
-                       "--steps", str(steps), "--seed", str(seed), "--threads", str(torch.get_num_threads())]  # fmt: skip
+                       "--steps", str(steps), "--seed", str(seed), "--threads", str(torch.get_num_threads()),
+                       "--device", device]  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode != 0:
                 sys.exit(f"The measurement of {name} on {env_id} failed:\n{done.stderr}")
@@ -127,11 +131,17 @@ def whole_steps(names, env_id: str, warmup: int, steps: int, repeats: int, seed:
 
 
 # ---------------------------------------------------------------- the updates alone, in one process
-def updates_alone(names, env_id: str, warmup: int, updates: int, rounds: int, seed: int) -> dict[str, list[float]]:
-    """The updates/s of each agent in `rounds` segments of `updates` gradient steps, taking turns."""
+def updates_alone(
+    names, env_id: str, warmup: int, updates: int, rounds: int, seed: int, device: str
+) -> dict[str, list[float]]:
+    """The updates/s of each agent in `rounds` segments of `updates` gradient steps, taking turns.
+
+    On a GPU each segment ends when the GPU has finished its work (torch.cuda.synchronize), not when the host
+    has queued it."""
+    finish = torch.cuda.synchronize if device == "cuda" else lambda: None
     segments = {}
     for name in names:
-        agent = make_agent(name, env_id, warmup, seed)
+        agent = make_agent(name, env_id, warmup, seed, device)
         agent.learn(warmup + 200)  # the random-action warm-up and the first updates, not timed
         if name == "Stable-Baselines3":  # train(gradient_steps=1) as its learn calls it, once a step
             segments[name] = lambda n, agent=agent: [agent.train(1, agent.batch_size) for _ in range(n)]
@@ -140,8 +150,10 @@ def updates_alone(names, env_id: str, warmup: int, updates: int, rounds: int, se
     speeds: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
         for name in names if r % 2 == 0 else reversed(names):
+            finish()
             start = time.perf_counter()
             segments[name](updates)
+            finish()
             speeds[name].append(updates / (time.perf_counter() - start))
     return speeds
 
@@ -179,6 +191,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed segments of updates per agent")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch threads for both libraries (0: torch's default)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="where both libraries compute")
     parser.add_argument(
         "--bf16",
         choices=["auto", "yes", "no"],
@@ -190,16 +203,17 @@ def main() -> None:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     if args.child is not None:
-        speed = whole_steps_in_this_process(args.child, args.envs[0], args.warmup, args.steps, args.seed)
+        speed = whole_steps_in_this_process(args.child, args.envs[0], args.warmup, args.steps, args.seed, args.device)
         print(json.dumps({"steps_per_s": speed}))
         return
-    bf16 = args.bf16 == "yes" or (args.bf16 == "auto" and has_fast_bfloat16(torch.device("cpu")))
+    bf16 = args.bf16 == "yes" or (args.bf16 == "auto" and has_fast_bfloat16(torch.device(args.device)))
     names = list(AGENTS if bf16 else AGENTS[:2])
     untimed = "not timed (--bf16 no)" if args.bf16 == "no" else "not timed (emulated)"
 
     import stable_baselines3
 
-    print(f"Machine: {cpu_name()}, {torch.get_num_threads()} torch threads, "
+    gpu = f"{torch.cuda.get_device_name()}, " if args.device == "cuda" else ""
+    print(f"Machine: {gpu}{cpu_name()}, {torch.get_num_threads()} torch threads, "
           f"torch {torch.__version__}, Stable-Baselines3 {stable_baselines3.__version__}, "
           f"Python {platform.python_version()}")  # fmt: skip
     print(f"Setting: 400-300, batch 256, warm-up {args.warmup}; whole steps: {args.steps} steps in each of "
@@ -208,10 +222,10 @@ def main() -> None:
     print("|---|---|---|---|---|")
     measured = []
     for env_id in args.envs:
-        samples = whole_steps(names, env_id, args.warmup, args.steps, args.repeats, args.seed)
+        samples = whole_steps(names, env_id, args.warmup, args.steps, args.repeats, args.seed, args.device)
         print(row(env_id, "whole steps", "steps/s", samples, untimed), flush=True)
         measured.append((env_id, "whole steps", samples))
-        samples = updates_alone(names, env_id, args.warmup, args.updates, args.rounds, args.seed)
+        samples = updates_alone(names, env_id, args.warmup, args.updates, args.rounds, args.seed, args.device)
         print(row(env_id, "updates alone", "updates/s", samples, untimed), flush=True)
         measured.append((env_id, "updates alone", samples))
     print("\nEach measurement, in the order taken (the spread says how steady the machine was), and the ratio of each")
@@ -226,6 +240,8 @@ def main() -> None:
             print(f"    {name} / Stable-Baselines3 by round: {', '.join(f'{r:.2f}x' for r in ratios)};"
                   f" median {statistics.median(ratios):.2f}x")  # fmt: skip
 
+    if "HalfCheetahBulletEnv-v0" not in args.envs:
+        return
     env = make_env("HalfCheetahBulletEnv-v0")
     obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
     memory = ReplayMemory(1_000_000, obs_dim, action_dim)

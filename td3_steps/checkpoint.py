@@ -29,6 +29,7 @@ import torch
 from .config import ConfigError, TD3Config
 from .envs import stored_observation
 from .files import check_parents, make_parents, write_atomically, write_synced
+from .seeding import ACTING, UPDATES, derived_seed
 
 FORMAT = "td3_steps checkpoint"
 VERSION = 2  # version 1 (no checksums.json) still loads, unverified
@@ -383,16 +384,31 @@ def _network_settings(actor: dict, critics: dict) -> dict[str, tuple]:
 def restore_agent(model, meta: dict, state: dict) -> None:
     """Put back what agent_state saved, besides the parameters: RNG states, counters, the episode in progress
     (replayed from its seeded reset with the same actions), the acting noise and the update statistics."""
-    model.act_rng.set_state(state["act_rng"])
-    model.update_rng.set_state(state["update_rng"])
     model._stats.load_state_dict(state["stats"])
     model.num_steps, model.critic_updates = meta["num_steps"], meta["critic_updates"]
     model.episodes = meta["episodes"]
     model._steps_since_training = meta.get("steps_since_training", 0)
+    _restore_generators(model, state)
     if state["episode_obs"] is not None:
         _replay_episode(model, state["episode_actions"].numpy(), state["episode_obs"].numpy(), meta["episode_return"])
     if "noise" in state:  # after the replay, whose reset cleared it
         model.noise.load_state_dict(state["noise"])
+
+
+def _restore_generators(model, state: dict) -> None:
+    """The acting and update generators' states, when the checkpoint was saved on this kind of device.
+
+    A CUDA generator's state is not a CPU generator's: an agent trained on a GPU and loaded on a CPU (or the
+    other way round) gets generators seeded afresh for the step it resumes at, derived_seed(seed, stream,
+    num_steps). Its run goes on, though not bit for bit as it would have on the first device (the arithmetic
+    differs between devices anyway).
+    """
+    try:
+        model.act_rng.set_state(state["act_rng"])
+        model.update_rng.set_state(state["update_rng"])
+    except RuntimeError:  # "Expected ... of size 5056 but found ... 16": saved on another kind of device
+        model.act_rng.manual_seed(derived_seed(model.seed, ACTING, model.num_steps))
+        model.update_rng.manual_seed(derived_seed(model.seed, UPDATES, model.num_steps))
 
 
 def _replay_episode(model, actions: np.ndarray, obs: np.ndarray, episode_return: float) -> None:

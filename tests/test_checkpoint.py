@@ -8,8 +8,9 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from td3_steps import TD3, CheckpointError, LinearSchedule, Policy, ReplayMemory
+from td3_steps import TD3, CheckpointError, LinearSchedule, Policy, ReplayMemory, checkpoint
 from td3_steps.cli import main
+from td3_steps.seeding import ACTING, UPDATES, derived_seed
 
 
 def as_version_1(checkpoint):
@@ -52,6 +53,25 @@ def test_resume_is_bit_identical_with_the_stateful_options(tmp_path, small_confi
     for name in ("actor", "critics", "actor_target", "critic_targets"):
         assert same(params(getattr(straight, name)), params(getattr(resumed, name))), name
     assert torch.equal(straight.memory.action, resumed.memory.action)
+
+
+def test_a_checkpoint_saved_on_another_kind_of_device_loads_and_trains_on(tmp_path, small_config, params, same):
+    """A CUDA generator's state (16 bytes: seed and offset) does not fit a CPU generator (tests/test_cuda.py saves
+    on a GPU where there is one; here the state a GPU writes is put in by hand). The networks, optimizers, memory
+    and counters load as they are; the generators are seeded afresh for the step, derived_seed(seed, stream, step)."""
+    model = TD3("Pendulum-v1", small_config, seed=3, device="cpu").learn(250)
+    meta, state = checkpoint.agent_state(model)
+    cuda_state = torch.tensor([3, 0, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0], dtype=torch.uint8)
+    checkpoint.write_checkpoint(tmp_path / "gpu", meta, {**state, "act_rng": cuda_state, "update_rng": cuda_state},
+                                model.memory.state_dict())  # fmt: skip
+    loaded = TD3.load(tmp_path / "gpu", device="cpu")
+    assert loaded.num_steps == 250 and same(params(loaded.critics), params(model.critics))
+    for generator, stream in ((loaded.act_rng, ACTING), (loaded.update_rng, UPDATES)):
+        assert torch.equal(
+            generator.get_state(), torch.Generator().manual_seed(derived_seed(3, stream, 250)).get_state()
+        )
+    loaded.learn(100)
+    assert loaded.num_steps == 350 and not same(params(loaded.critics), params(model.critics))
 
 
 def test_checkpoints_of_the_course_version_still_load(tmp_path, toy_env, toy_config, params, same):

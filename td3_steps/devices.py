@@ -9,15 +9,31 @@ import torch
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
-    """The device to compute on: "auto" gives CUDA where a GPU is, else the CPU; a named one is checked to exist."""
-    if device == "auto":
+    """The device to compute on: "auto" gives CUDA where a GPU is, else the CPU; a named one is checked to exist.
+
+    A device is a name or a torch.device: torch reads a bare number as an accelerator's index, which would make
+    device=5 mean cuda:5 on a machine with a GPU and an error without one.
+    """
+    if isinstance(device, str) and device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    unknown = f"Unknown device {device!r}: use 'auto', 'cpu' or 'cuda' (or 'cuda:N')."
+    if not isinstance(device, (str, torch.device)):
+        raise ValueError(unknown)
     try:
         resolved = torch.device(device)
     except (RuntimeError, TypeError) as error:
-        raise ValueError(f"Unknown device {device!r}: use 'auto', 'cpu' or 'cuda' (or 'cuda:N').") from error
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r} was asked for, but no CUDA GPU is available: use device='cpu' or 'auto'.")
+        raise ValueError(unknown) from error
+    if resolved.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device={device!r} was asked for, but no CUDA GPU is available: use device='cpu' or 'auto'."
+            )
+        count = torch.cuda.device_count()
+        if resolved.index is not None and resolved.index >= count:
+            raise ValueError(
+                f"device={device!r} was asked for, but this machine has {count} CUDA GPU(s), cuda:0 to"
+                f" cuda:{count - 1}."
+            )
     return resolved
 
 

@@ -73,6 +73,11 @@ def test_checkpoints_and_actor_files_move_between_gpu_and_cpu(tmp_path, small_co
     assert back.num_steps == 450 and next(back.actor.parameters()).device.type == "cuda"
 
 
+def test_a_gpu_index_that_is_not_there_is_named():
+    with pytest.raises(ValueError, match="this machine has .* CUDA GPU"):
+        TD3("Pendulum-v1", device=f"cuda:{torch.cuda.device_count()}")
+
+
 def test_mixed_precision_on_the_gpu_keeps_weights_and_values_float32(small_config):
     model = TD3("Pendulum-v1", small_config.replace(mixed_precision=True), seed=0, device="cuda").learn(300)
     assert all(p.dtype == torch.float32 for p in model.critics.parameters())

@@ -20,6 +20,19 @@ def test_devices_by_name():
             resolve_device("cuda")
 
 
+def test_a_gpu_that_is_not_there_is_named(monkeypatch):
+    """On a machine with one GPU: cuda:1 does not exist, and a bare number is no device name (torch would read 5
+    as cuda:5 where a GPU is, and fail where none is)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("cuda:0") == torch.device("cuda", 0) and resolve_device("cuda") == torch.device("cuda")
+    with pytest.raises(ValueError, match=r"this machine has 1 CUDA GPU\(s\), cuda:0 to cuda:0"):
+        resolve_device("cuda:1")
+    for number in (0, 5):
+        with pytest.raises(ValueError, match=f"Unknown device {number}: use 'auto', 'cpu' or 'cuda'"):
+            resolve_device(number)
+
+
 def test_adam_steps_like_torchs():
     a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
     b.load_state_dict(a.state_dict())

@@ -11,6 +11,7 @@ A callback logs a metrics row with model.log_metrics(row): learn's log, TensorBo
 from __future__ import annotations
 
 import math
+import numbers
 
 from .checkpoint import check_checkpoint_path
 from .counts import is_count
@@ -29,7 +30,7 @@ class EvalCallback:
 
     def __init__(self, eval_freq: int, n_episodes: int = 10, best_model_path=None):
         if not is_count(eval_freq, 1):
-            habit = not isinstance(eval_freq, (int, float))  # an eval_env, first as Stable-Baselines3 takes it
+            habit = not isinstance(eval_freq, numbers.Real)  # an eval_env, first as Stable-Baselines3 takes it
             raise ValueError(
                 f"eval_freq must be a positive number of steps (learn: 0 for none), got {eval_freq!r:.80}."
                 + (" EvalCallback(eval_freq, n_episodes, best_model_path) evaluates in its own copy of the model's"

@@ -1,5 +1,6 @@
 """td3_steps.callbacks: a callable (or a list of them) after every step; EvalCallback, learn(eval_freq=)'s evaluation."""
 
+import numpy as np
 import pytest
 
 from td3_steps import TD3, CheckpointError, EvalCallback
@@ -32,8 +33,11 @@ def test_eval_callback_keeps_the_best_model(tmp_path, toy_env, toy_config):
     loaded = TD3.load(tmp_path / "best", env=toy_env(), device="cpu")
     assert loaded.num_steps == best.best_step and loaded.evaluate(2)[0] == best.best_mean_return
     assert model.num_steps == 40
-    with pytest.raises(ValueError, match=r"eval_freq must be a positive number of steps .* got 0\.$"):
-        EvalCallback(eval_freq=0)
+    for zero in (0, np.int64(0)):  # a count, not an environment: no word of eval_env
+        with pytest.raises(
+            ValueError, match=r"eval_freq must be a positive number of steps .* got (np.int64\()?0\)?\.$"
+        ):
+            EvalCallback(eval_freq=zero)
     with pytest.raises(ValueError, match="evaluates in its own copy of the model's environment: it takes no eval_env"):
         EvalCallback(toy_env())  # Stable-Baselines3 takes the env first
 

@@ -25,7 +25,7 @@ from . import checkpoint, pretraining
 from .actor_update import actor_update, policy_update_due
 from .callbacks import EvalCallback
 from .config import TD3Config, config_of
-from .counts import is_count
+from .counts import check_flag, is_count
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, resolve_device, warn_if_bfloat16_is_emulated
 from .envs import (
@@ -212,6 +212,7 @@ class TD3:
         if not is_count(total_timesteps):
             raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
         total_timesteps = int(total_timesteps)
+        check_flag("learn", "progress_bar", progress_bar)
         callbacks = list(callback) if isinstance(callback, Sequence) else [callback] if callback is not None else []
         not_callable = [f for f in (*callbacks, log) if f is not None and not callable(f)]
         if not_callable:
@@ -383,6 +384,7 @@ class TD3:
     def save(self, path, include_memory: bool = False) -> None:
         """Write a checkpoint directory atomically: config, networks, targets, optimizers, counters,
         RNG states, the acting noise, the episode in progress, and (if asked) the replay memory."""
+        check_flag("save", "include_memory", include_memory)
         self._check_finite()
         meta, state = checkpoint.agent_state(self)
         checkpoint.write_checkpoint(path, meta, state, self.memory.state_dict() if include_memory else None)
@@ -408,6 +410,7 @@ class TD3:
         needed when the saved one held a plain Python callable (a schedule meta.json cannot
         store); `actor_net` and `critic_net` when the agent was built with custom modules.
         """
+        check_flag("load", "memory", memory)
         networks = {"actor_net": actor_net, "critic_net": critic_net}
         return checkpoint.load_agent(cls, path, env, device, memory, config, networks, tensorboard_log)
 

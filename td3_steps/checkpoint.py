@@ -28,7 +28,7 @@ import torch
 
 from .config import ConfigError, TD3Config
 from .envs import stored_observation
-from .files import check_parents, make_parents, write_atomically, write_synced
+from .files import as_path, check_parents, make_parents, write_atomically, write_synced
 from .seeding import ACTING, UPDATES, derived_seed
 
 FORMAT = "td3_steps checkpoint"
@@ -72,7 +72,7 @@ def check_checkpoint_path(path) -> Path:
     A save replaces `path`, `<path>.tmp` and `<path>.old` whole, so none of them may be a file or a directory
     that holds anything but a checkpoint's files: `save("runs")` must never delete the runs in it.
     """
-    path = Path(path)
+    path = as_path(path, "The checkpoint directory")
     if path.name in ("", ".."):
         raise CheckpointError(
             f"Cannot write a checkpoint directory at {str(path)!r}: give it a name, e.g. runs/checkpoint."
@@ -125,13 +125,13 @@ def save_memory_file(file, memory: dict) -> None:
     sha256 of its contents (content_digest), which read_memory_file checks."""
     data = {"format": MEMORY_FORMAT, "version": 1, "memory": memory}
     data["sha256"] = _memory_digest(data)
-    save_atomically(Path(file), data)
+    save_atomically(as_path(file, "The replay memory file"), data)
 
 
 def read_memory_file(file, map_location) -> dict:
     """The replay memory state_dict in a file written by save_memory_file, verified; a file written before the
     format (the bare state_dict) loads unverified."""
-    file = Path(file)
+    file = as_path(file, "The replay memory file")
     data = load_tensors(file, map_location)
     if isinstance(data, dict) and "format" not in data and "obs" in data:
         return data
@@ -183,7 +183,7 @@ def _sha256(file: Path) -> str:
 
 def find_checkpoint(path) -> Path:
     """The checkpoint directory `path`, or `<path>.old` where a crash between write_checkpoint's two renames left it."""
-    path = Path(path)
+    path = as_path(path, "The checkpoint directory")
     _, old = _tmp_and_old(path)
     return old if not path.exists() and old.is_dir() else path
 

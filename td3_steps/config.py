@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .counts import is_count
+from .counts import is_count, is_number, is_sizes
 from .schedules import SCHEDULES, schedule_from_dict
 
 SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
@@ -133,7 +132,7 @@ class TD3Config:
         )
         _check_number(self, "ou_theta", lambda v: v >= 0, ">= 0, e.g. 0.15")
         _check_number(self, "random_exploration", lambda v: 0 <= v <= 1, "in [0, 1] (a probability)")
-        _check(self, "net_arch", is_net_arch, NET_ARCH)
+        _check(self, "net_arch", is_sizes, NET_ARCH)
         for name, choices in CHOICES.items():
             _check(self, name, lambda v, choices=choices: v in choices, "one of " + ", ".join(map(repr, choices)))
         _check_int(self, "n_critics", 1)
@@ -225,11 +224,6 @@ def field_docs() -> dict[str, str]:
 NET_ARCH = "a non-empty sequence of positive integer layer sizes, e.g. (400, 300)"
 
 
-def is_net_arch(value) -> bool:
-    """Hidden layer sizes an MLP can be built from: a non-empty list or tuple of whole numbers >= 1."""
-    return isinstance(value, (list, tuple)) and len(value) > 0 and all(is_count(n, 1) for n in value)
-
-
 def _check(config: TD3Config, name: str, ok: Callable[[Any], bool], expected: str) -> None:
     """Raise a ConfigError naming the field and what it must be, unless ok(value)."""
     value = getattr(config, name)
@@ -242,11 +236,6 @@ def _python_value(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _is_number(value) -> bool:
-    """An int or a float, finite (not inf, not NaN), and not a bool (True is no learning rate)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _is_sequence(value) -> bool:
     return isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict))
 
@@ -257,14 +246,14 @@ def _check_int(config: TD3Config, name: str, minimum: int) -> None:
 
 def _check_number(config: TD3Config, name: str, ok: Callable[[float], bool], expected: str) -> None:
     """A finite int or float (not a bool) that passes `ok`."""
-    _check(config, name, lambda v: _is_number(v) and ok(v), f"a finite number (int or float) {expected}")
+    _check(config, name, lambda v: is_number(v) and ok(v), f"a finite number (int or float) {expected}")
 
 
 def _check_schedulable(config: TD3Config, name: str, ok: Callable[[float], bool], expected: str) -> None:
     """A number that passes `ok`, or a schedule whose values at the start and the end of training pass it."""
     value = getattr(config, name)
     if not callable(value):
-        _check(config, name, lambda v: _is_number(v) and ok(v), f"{expected}, or a schedule of such values")
+        _check(config, name, lambda v: is_number(v) and ok(v), f"{expected}, or a schedule of such values")
         return
     try:
         start, end = value(1.0), value(0.0)
@@ -277,7 +266,7 @@ def _check_schedulable(config: TD3Config, name: str, ok: Callable[[float], bool]
     _check(
         config,
         name,
-        lambda _: all(_is_number(v) and ok(v) for v in (start, end)),
+        lambda _: all(is_number(v) and ok(v) for v in (start, end)),
         f"a schedule whose values are each {expected}, but it gives {start!r} at the start and {end!r} at the end",
     )
 

@@ -1,6 +1,8 @@
-"""Counts given by the user (steps, episodes, sizes, seeds): one rule for what a whole number is."""
+"""Counts, sizes and numbers given by the user (steps, episodes, layer sizes, seeds, rates): one rule for each."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -8,3 +10,24 @@ import numpy as np
 def is_count(value, minimum: int = 0) -> bool:
     """An int or a numpy integer (a sweep over np.arange) of at least `minimum`; never a bool: True is no count."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
+
+
+def is_sizes(value) -> bool:
+    """A non-empty list or tuple of whole numbers >= 1: an observation's shape, or an MLP's hidden layer sizes."""
+    return isinstance(value, (list, tuple)) and len(value) > 0 and all(is_count(n, 1) for n in value)
+
+
+def check_flag(where: str, name: str, value) -> None:
+    """A ValueError unless `value` is True or False (a numpy bool, 1 and 0 included): "no", None or a list would
+    otherwise pick a side silently."""
+    if not (isinstance(value, (bool, np.bool_, int, np.integer)) and value in (0, 1)):
+        raise ValueError(f"{where}: {name} must be True or False, got {value!r:.80}.")
+
+
+def is_number(value) -> bool:
+    """A finite int or float, numpy's included (not inf, not NaN), and not a bool (True is no learning rate)."""
+    return (
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    )

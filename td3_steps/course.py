@@ -14,6 +14,7 @@ export keeps it.
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import astuple, dataclass
 from importlib import resources
 from pathlib import Path
@@ -132,6 +133,8 @@ def show_animation(gif: str | Path | bytes, width: int | None = None) -> None:
     """
     from IPython.display import HTML, display
 
+    if not isinstance(gif, (bytes, str, os.PathLike)):
+        raise TypeError(f"show_animation shows a GIF: give its path or its bytes, got {gif!r:.80}.")
     data = gif if isinstance(gif, bytes) else Path(gif).read_bytes()
     if not data.startswith((b"GIF87a", b"GIF89a")):
         raise ValueError("show_animation shows GIF files: write one with td3_steps.render.write_video(frames, 'x.gif')")

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .shapes import check_column
+from .shapes import check_column, check_q_values
 
 
 def current_q_values(critics: nn.Module, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -29,8 +29,7 @@ def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> tor
     """
     batch = target.shape[0]
     check_column("target", target, batch)
-    for i, q in enumerate(q_values, start=1):
-        check_column(f"Q{i}", q, batch)
+    check_q_values(q_values, batch)
     return sum(F.mse_loss(q, target) for q in q_values)
 
 

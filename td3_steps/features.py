@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .counts import is_count, is_sizes
 from .envs import SpaceError, is_image_space, stored_observation_shape
 
 
@@ -25,6 +26,11 @@ class FlattenExtractor(nn.Module):
 
     def __init__(self, obs_shape: tuple[int, ...], images: bool = False):
         super().__init__()
+        if not is_sizes(obs_shape):
+            raise ValueError(
+                f"FlattenExtractor: obs_shape must be the observation's shape, a tuple of whole numbers >= 1 such as"
+                f" (3,); got {obs_shape!r}."
+            )
         self.features_dim = int(np.prod(obs_shape))
         self.images = images
 
@@ -46,6 +52,13 @@ class NatureCNN(nn.Module):
 
     def __init__(self, obs_shape: tuple[int, ...], features_dim: int = 512):
         super().__init__()
+        if not (is_sizes(obs_shape) and len(obs_shape) == 3):
+            raise ValueError(
+                "NatureCNN: obs_shape must be an image's shape, three whole numbers (H, W, C) or (C, H, W) such as"
+                f" (84, 84, 3); got {obs_shape!r}."
+            )
+        if not is_count(features_dim, 1):
+            raise ValueError(f"NatureCNN: features_dim must be a whole number >= 1, e.g. 512; got {features_dim!r}.")
         self.channels_first = obs_shape[0] < obs_shape[-1]
         channels, height, width = obs_shape if self.channels_first else (obs_shape[2], obs_shape[0], obs_shape[1])
         if min(height, width) < self.MIN_SIZE:

@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 
+def as_path(path, what: str) -> Path:
+    """`path` as a Path; a TypeError naming `what` when it is no path (None, a number, bytes...)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a path, a str or a pathlib.Path; got {path!r:.80}.")
+    return Path(path)
+
+
 def check_parents(path) -> None:
     """A NotADirectoryError that names it if one of the directories above `path` is a file (checked before writing)."""
     blocking = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
@@ -20,7 +27,7 @@ def check_parents(path) -> None:
 
 def check_file_path(path) -> Path:
     """`path` as a Path, if a file can be written there: not a directory, and no file among the directories above it."""
-    path = Path(path)
+    path = as_path(path, "The file to write")
     if path.is_dir():
         raise IsADirectoryError(
             f"Cannot write the file {path}: it is a directory. Give a file name (in it, or beside it)."

@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import math
-from pathlib import Path
 
 import torch
 
-from .files import write_atomically, write_text_atomically
+from .files import as_path, write_atomically, write_text_atomically
 
 COLUMNS = [
     "step",
@@ -113,7 +112,7 @@ class MetricsCSV:
     """
 
     def __init__(self, path, resume_from_step: int | None = None):
-        self.path = Path(path)
+        self.path = as_path(path, "The metrics file")
         if resume_from_step is not None and self.path.exists():
             kept = [row for row in read_rows(self.path) if _whole(row) and int(row["step"]) <= resume_from_step]
             self._rewrite(kept)
@@ -143,6 +142,7 @@ class TensorBoardLog:
     """
 
     def __init__(self, log_dir):
+        log_dir = as_path(log_dir, "tensorboard_log")
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError as error:

@@ -15,8 +15,8 @@ import gymnasium as gym
 import torch
 from torch import nn
 
-from .config import ACTIVATIONS, NET_ARCH, TD3Config, is_net_arch
-from .counts import is_count
+from .config import ACTIVATIONS, NET_ARCH, TD3Config
+from .counts import is_count, is_sizes
 from .envs import check_bounds
 from .features import FlattenExtractor, make_features_extractor
 
@@ -39,8 +39,12 @@ class MLP(nn.Module):
         mixed_precision: bool = False,
         activation: str = "relu",
         layer_norm: bool = False,
+        *,
+        owner: str = "This network",
+        takes: str = "one row of inputs per example",
     ):
         super().__init__()
+        self.owner, self.takes = owner, takes  # for the error when the input has the wrong shape
         layers: list[nn.Module] = []
         for size in hidden:
             layers.append(nn.Linear(in_dim, size))
@@ -53,11 +57,35 @@ class MLP(nn.Module):
         self.mixed_precision = mixed_precision
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.mixed_precision:  # entering even a disabled autocast costs time on every call
-            return self.out(self.hidden(x))
-        with torch.autocast(x.device.type, dtype=torch.bfloat16):
-            h = self.hidden(x)
-        return self.out(h.float())
+        try:  # costs nothing until torch raises; then say what the network takes
+            if not self.mixed_precision:  # entering even a disabled autocast costs time on every call
+                return self.out(self.hidden(x))
+            with torch.autocast(x.device.type, dtype=torch.bfloat16):
+                h = self.hidden(x)
+            return self.out(h.float())
+        except Exception as error:
+            problem = self.input_problem(x)
+            if problem is None:
+                raise
+            raise problem from error
+
+    def input_problem(self, x) -> Exception | None:
+        """The error to raise when `x` is no (B, in_features) tensor; None when it is one."""
+        first = self.hidden[0]
+        width, dtype, device = first.in_features, first.weight.dtype, first.weight.device
+        expected = f"{self.owner} takes a {dtype} tensor of shape (B, {width}): {self.takes}"
+        if not isinstance(x, torch.Tensor):
+            return TypeError(
+                f"{expected}; got an object of type {type(x).__name__}. Convert it first:"
+                f" torch.as_tensor(x, dtype={dtype})."
+            )
+        if x.ndim == 0 or x.shape[-1] != width:  # (B, width) is usual; torch's Linear reads any leading axes
+            return ValueError(f"{expected}; got shape {tuple(x.shape)}.")
+        if x.dtype != dtype:
+            return TypeError(f"{expected}; got a {x.dtype} tensor. Convert it first: x.to({dtype}).")
+        if x.device != device:
+            return ValueError(f"{expected}, on {device}; got a tensor on {x.device}. Move it first: x.to('{device}').")
+        return None
 
 
 def activation_layer(activation: str) -> nn.Module:
@@ -109,9 +137,10 @@ class Actor(nn.Module):
         self.register_buffer("center", (high + low) / 2)
         self.register_buffer("half_range", (high - low) / 2)
         self.features = _features(features, obs_dim)
-        self.net = (
-            net if net is not None else MLP(obs_dim, net_arch, low.numel(), mixed_precision, activation, layer_norm)
-        )
+        self.net = net if net is not None else MLP(
+            obs_dim, net_arch, low.numel(), mixed_precision, activation, layer_norm,
+            owner="The actor", takes=f"one observation of {obs_dim} values per row",
+        )  # fmt: skip
         # What Policy.save writes so that Policy.load can rebuild this actor (TD3Config field names).
         self.architecture = {
             "net_arch": [int(n) for n in net_arch],
@@ -143,7 +172,8 @@ class Critic(nn.Module):
         super().__init__()
         check_network_arguments("Critic", net_arch, activation, obs_dim=obs_dim, action_dim=action_dim)
         self.net = net if net is not None else MLP(
-            obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm
+            obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm, owner="A critic",
+            takes=f"per row, the observation ({obs_dim} values) and the action ({action_dim}) side by side",
         )  # fmt: skip
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -196,7 +226,7 @@ def check_network_arguments(network: str, net_arch, activation: str, **sizes) ->
     for name, value in sizes.items():
         if not is_count(value, 1):
             raise ValueError(f"{network}: {name} must be a whole number >= 1 (a vector's length), got {value!r}.")
-    if not is_net_arch(net_arch):
+    if not is_sizes(net_arch):
         raise ValueError(f"{network}: net_arch must be {NET_ARCH}; got {net_arch!r}.")
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(

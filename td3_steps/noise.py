@@ -21,6 +21,8 @@ import math
 
 import torch
 
+from .counts import is_count, is_number
+
 
 class GaussianNoise:
     """eps * scale, eps ~ N(0, 1) independently at every step."""
@@ -42,6 +44,14 @@ class OrnsteinUhlenbeckNoise:
     """x * scale, where x follows x <- x - theta * x * dt + sqrt(dt) * N(0, 1), started at 0."""
 
     def __init__(self, size: int, theta: float = 0.15, dt: float = 1e-2, device: str | torch.device = "cpu"):
+        if not is_count(size, 1):
+            raise ValueError(
+                f"OrnsteinUhlenbeckNoise: size must be the number of action dimensions (>= 1), got {size!r}."
+            )
+        if not (is_number(theta) and theta >= 0):
+            raise ValueError(f"OrnsteinUhlenbeckNoise: theta must be a finite number >= 0, e.g. 0.15; got {theta!r}.")
+        if not (is_number(dt) and dt > 0):
+            raise ValueError(f"OrnsteinUhlenbeckNoise: dt must be a finite number > 0, e.g. 0.01; got {dt!r}.")
         self.theta, self.dt = theta, dt
         self.x = torch.zeros(size, device=device)
 

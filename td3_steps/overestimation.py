@@ -19,14 +19,18 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from .counts import is_number
+
 # Pendulum-v1's largest cost per step: pi^2 + 0.1 * 8^2 + 0.001 * 2^2 (angle, speed, torque).
 PENDULUM_MAX_COST = math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2
 
 
 def rollout_horizon(gamma: float, tolerance: float = 1.0) -> int:
     """The smallest H whose left-out tail, at most gamma^H * max_cost / (1 - gamma), is <= tolerance."""
-    if not 0 < gamma < 1:
+    if not (is_number(gamma) and 0 < gamma < 1):
         raise ValueError(f"gamma must be in (0, 1) for a finite horizon, got {gamma!r}.")
+    if not (is_number(tolerance) and tolerance > 0):
+        raise ValueError(f"tolerance must be a number > 0 (the return left out), got {tolerance!r}.")
     return math.ceil(math.log(tolerance * (1 - gamma) / PENDULUM_MAX_COST) / math.log(gamma))
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -12,9 +11,10 @@ from torch import nn
 
 from .checkpoint import CheckpointError, check_contents, content_digest, load_tensors, save_atomically
 from .config import TD3Config
-from .counts import is_count
+from .counts import check_flag, is_count
 from .devices import resolve_device
 from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
+from .files import as_path
 from .networks import Actor, build_actor
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .seeding import ACTING, EVAL_EPISODES, check_seed, derived_seed
@@ -86,8 +86,7 @@ class Policy:
         has no memory), so that its evaluate_policy(model, env) runs a td3_steps model. With
         deterministic=False the action is explored: see `explore`, with sigma = exploration_noise.
         """
-        if deterministic not in (True, False):  # "no" or None would otherwise pick a side silently
-            raise ValueError(f"predict: deterministic must be True or False, got {deterministic!r}.")
+        check_flag("predict", "deterministic", deterministic)
         batch, batched = observation_batch(self.observation_space, observation)
         with torch.no_grad():
             action = self.actor(torch.as_tensor(batch, device=self.device))
@@ -154,7 +153,7 @@ class Policy:
             "actor": {k: v.cpu() for k, v in self.actor.state_dict().items()},
         }
         data["sha256"] = policy_digest(data)
-        save_atomically(Path(path), data)
+        save_atomically(as_path(path, "The policy file"), data)
 
     @classmethod
     def load(cls, path, device="cpu", actor_net: nn.Module | None = None) -> Policy:
@@ -163,8 +162,9 @@ class Policy:
         An actor trained with a custom `actor_net` needs that module again (its weights come from the file).
         A file whose contents do not match the sha256 it holds (damaged, or edited) is refused.
         """
+        path = as_path(path, "The policy file")
         device = resolve_device(device)
-        data = load_tensors(Path(path), device)
+        data = load_tensors(path, device)
         if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
             raise CheckpointError(f"{path} is not a td3_steps policy file (see TD3.save_policy).")
         version = data.get("version", 1)
@@ -173,7 +173,7 @@ class Policy:
                 f"{path} is a policy file of version {version!r}; this td3_steps reads versions 1 to {POLICY_VERSION}"
                 " (a newer file needs a newer td3_steps: upgrade it)."
             )
-        check_contents(Path(path), data, POLICY_KEYS[version], POLICY_REMEDY)
+        check_contents(path, data, POLICY_KEYS[version], POLICY_REMEDY)
         if version >= 3 and data["sha256"] != policy_digest(data):
             raise CheckpointError(
                 f"{path} does not match the sha256 it holds: it was damaged (on disk or in a copy) or edited by hand."

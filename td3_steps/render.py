@@ -8,11 +8,27 @@ from pathlib import Path
 
 import numpy as np
 
+from .counts import is_count, is_number
+from .envs import make_env
 from .files import check_file_path, make_parents, write_atomically
+from .seeding import check_seed
 
 
 def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[list[np.ndarray], float]:
-    """Frames of one deterministic episode of `model` in `env` (made with render_mode='rgb_array')."""
+    """Frames of one deterministic episode of `model` in `env`, and its return; `env` is an env id, or an env made
+    with render_mode='rgb_array' (make_env(env_id, render_mode="rgb_array")). The env is closed at the end."""
+    if not callable(getattr(model, "predict", None)):
+        raise TypeError(f"record_episode records a model with predict(obs), a TD3 or a Policy; got {model!r:.80}.")
+    if not is_count(max_steps, 1):
+        raise ValueError(f"record_episode: max_steps must be a whole number >= 1, got {max_steps!r}.")
+    seed = check_seed(seed)
+    if isinstance(env, str):
+        env = make_env(env, render_mode="rgb_array")
+    elif getattr(env, "render_mode", None) != "rgb_array":
+        raise ValueError(
+            "record_episode needs an env that renders frames: pass its id, or make it with"
+            f" make_env(env_id, render_mode='rgb_array'); got {env!r:.80}."
+        )
     obs, _ = env.reset(seed=seed)
     frames, total = [env.render()], 0.0
     for _ in range(max_steps):
@@ -36,9 +52,33 @@ def check_video_path(path) -> Path:
     return path
 
 
+def check_frames(frames) -> None:
+    """A ValueError unless `frames` is a non-empty list of RGB images, uint8 arrays (H, W, 3), all of one shape."""
+    if isinstance(frames, (list, tuple)) and frames:
+        first = frames[0]
+        shape = getattr(first, "shape", None)
+        if all(isinstance(f, np.ndarray) and f.dtype == np.uint8 and f.shape == shape for f in frames) and (
+            len(shape) == 3 and shape[2] == 3
+        ):
+            return
+        got = f"{len(frames)} frames, the first of shape {shape} and dtype {getattr(first, 'dtype', None)}"
+    else:
+        got = f"{frames!r:.80}"
+    raise ValueError(
+        "write_video takes a non-empty list of RGB frames, uint8 arrays of one shape (H, W, 3) as env.render()"
+        f" gives them in rgb_array mode; got {got}. Floats in [0, 1] convert with (frame * 255).astype(np.uint8)."
+    )
+
+
 def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
-    """A GIF through Pillow (installed with matplotlib), written atomically, or an MP4 through an ffmpeg on PATH."""
+    """A GIF through Pillow (installed with matplotlib), written atomically, or an MP4 through an ffmpeg on PATH.
+
+    `frames` are RGB images, uint8 arrays of one shape (H, W, 3), as env.render() gives them in rgb_array mode.
+    """
     path = check_video_path(path)
+    check_frames(frames)
+    if not (is_number(fps) and fps > 0):
+        raise ValueError(f"write_video: fps must be a number > 0 (frames per second), got {fps!r}.")
     make_parents(path)
     if path.suffix == ".gif":
         from PIL import Image
@@ -52,6 +92,6 @@ def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
         command = [shutil.which("ffmpeg"), "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
                    f"{width}x{height}", "-r", str(fps), "-i", "-", "-pix_fmt", "yuv420p", "-vf",
                    "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-f", "mp4"]  # fmt: skip
-        video = np.stack(frames).astype(np.uint8).tobytes()
+        video = np.stack(frames).tobytes()
         # ffmpeg writes the temporary file write_atomically opened (by its name), which is then synced and renamed
         write_atomically(path, lambda f: subprocess.run([*command, f.name], input=video, check=True))

@@ -16,6 +16,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .counts import is_number
+
 
 @dataclass(frozen=True)
 class LinearSchedule:
@@ -31,6 +33,11 @@ class LinearSchedule:
     end_fraction: float = 1.0
 
     def __post_init__(self) -> None:
+        for name in ("start", "end", "end_fraction"):
+            value = getattr(self, name)
+            if not is_number(value):
+                raise ValueError(f"LinearSchedule.{name} = {value!r} must be a finite number.")
+            object.__setattr__(self, name, float(value))  # a numpy number would not go into meta.json
         if not 0 < self.end_fraction <= 1:
             raise ValueError(f"LinearSchedule.end_fraction = {self.end_fraction!r} must be in (0, 1].")
 

@@ -17,7 +17,7 @@ import functools
 import torch
 from torch import nn
 
-from .shapes import check_column
+from .shapes import check_column, check_q_values
 
 
 def target_action(actor_target: nn.Module, next_obs: torch.Tensor) -> torch.Tensor:
@@ -67,6 +67,7 @@ def clipped_double_q(q_values: tuple[torch.Tensor, ...]) -> torch.Tensor:
     Taking the smaller estimate counters the overestimation that maximising a noisy critic
     builds up. Taught in notebooks/08_clipped_double_q.ipynb.
     """
+    check_q_values(q_values)
     return functools.reduce(torch.minimum, q_values)
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from td3_steps import TD3, EvalCallback, ReplayMemory, TD3Config
-from td3_steps.counts import is_count
+from td3_steps.counts import is_count, is_number, is_sizes
 
 
 def test_ints_and_numpy_integers_count_bools_and_floats_do_not():
@@ -39,3 +39,25 @@ def test_numpy_integers_work_wherever_a_count_is_asked_for(toy_env, toy_config):
 def test_a_bool_is_no_count(toy_env, toy_config, make):
     with pytest.raises(ValueError, match=r"integer|number of steps"):
         make(toy_env(), toy_config)
+
+
+def test_one_rule_for_numbers_and_one_for_sizes():
+    assert all(is_number(v) for v in (0, -3, 2.5, np.float32(0.1), np.int64(4), 1e300))
+    assert not any(is_number(v) for v in (True, np.bool_(False), float("nan"), float("inf"), "1", None, [1.0]))
+    assert is_sizes((400, 300)) and is_sizes([np.int64(3)]) and is_sizes((84, 84, 3))
+    assert not any(is_sizes(v) for v in ((), 3, (0,), (3, -1), (3.0,), (True,), "33", {3: 1}))
+
+
+def test_a_flag_is_true_or_false_not_a_word_that_picks_a_side_silently(tmp_path, toy_env, toy_config):
+    """save(include_memory="no") saved the memory ("no" is truthy), TD3.load(memory=None) skipped it and
+    learn(progress_bar="yes") drew a bar: each is now refused before anything happens."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12)
+    with pytest.raises(ValueError, match=r"^learn: progress_bar must be True or False, got 'yes'\.$"):
+        model.learn(5, progress_bar="yes")
+    with pytest.raises(ValueError, match=r"^save: include_memory must be True or False, got 'no'\.$"):
+        model.save(tmp_path / "run", include_memory="no")
+    assert model.num_steps == 12 and list(tmp_path.iterdir()) == []
+    model.save(tmp_path / "run", include_memory=np.bool_(True))
+    with pytest.raises(ValueError, match=r"^load: memory must be True or False, got None\.$"):
+        TD3.load(tmp_path / "run", env=toy_env(), memory=None)
+    assert len(TD3.load(tmp_path / "run", env=toy_env(), memory=1).memory) == 12

@@ -157,3 +157,5 @@ def test_show_animation_stores_the_gif_in_an_html_img(monkeypatch, tmp_path):
     (tmp_path / "x.png").write_bytes(b"\x89PNG")
     with pytest.raises(ValueError, match="GIF"):
         show_animation(tmp_path / "x.png")
+    with pytest.raises(TypeError, match="show_animation shows a GIF: give its path or its bytes, got None"):
+        show_animation(None)

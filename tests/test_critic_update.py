@@ -23,6 +23,17 @@ def test_critic_loss_refuses_the_broadcasting_bug():
         critic_loss((q, torch.zeros(5)), torch.zeros(5, 1))
 
 
+@pytest.mark.parametrize(
+    ("q_values", "got"),
+    [((), r"\(\)"), (torch.zeros(5, 1), r"one tensor of shape \(5, 1\)"), ([torch.zeros(5, 1), 0.0], r"\[tensor")],
+)
+def test_critic_loss_takes_the_critics_tuple_not_one_tensor_nor_nothing(q_values, got):
+    """An empty tuple summed to a loss of 0, which trains nothing; one (B, 1) tensor was read row by row, and the
+    error blamed Q1's shape (1,)."""
+    with pytest.raises(TypeError, match=rf"a tuple of \(B, 1\) tensors, one per critic.*; got {got}"):
+        critic_loss(q_values, torch.zeros(5, 1))
+
+
 # ---------------------------------------------------------------- step 12: critic update
 def test_critic_update_moves_only_the_critics():
     torch.manual_seed(0)

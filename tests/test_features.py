@@ -5,7 +5,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from td3_steps import TD3, NatureCNN, Policy, SpaceError, actor_update
+from td3_steps import TD3, FlattenExtractor, NatureCNN, Policy, SpaceError, actor_update
 
 
 def test_images_are_stored_as_uint8_and_read_by_the_nature_cnn(tmp_path, image_env_id, image_config):
@@ -51,3 +51,18 @@ def test_a_shared_features_extractor_is_trained_by_the_critic_loss_only(image_en
     assert same(before, params(model.critics.features)) and not same(actor_before, params(model.actor.net))
     model.train_step()  # the critic update moves the shared extractor
     assert not same(before, params(model.critics.features))
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [(lambda: FlattenExtractor(0), r"FlattenExtractor: obs_shape must be the observation's shape, .*; got 0\."),
+     (lambda: FlattenExtractor("3"), r"FlattenExtractor: obs_shape .*; got '3'\."),
+     (lambda: FlattenExtractor((3, 0)), r"FlattenExtractor: obs_shape .*; got \(3, 0\)\."),
+     (lambda: NatureCNN((3,)), r"NatureCNN: obs_shape must be an image's shape, three whole numbers .*; got \(3,\)\."),
+     (lambda: NatureCNN((64, 64, 3), features_dim=0), r"NatureCNN: features_dim must be a whole number >= 1")],
+)  # fmt: skip
+def test_extractors_made_by_hand_refuse_shapes_they_cannot_read(make, words):
+    """FlattenExtractor(0) was accepted with features_dim 0; NatureCNN((3,)) raised an IndexError."""
+    with pytest.raises(ValueError, match=words):
+        make()
+    assert FlattenExtractor((4, 4), images=True).features_dim == 16 and NatureCNN((3, 36, 36)).features_dim == 512

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from td3_steps import TD3
+from td3_steps import TD3, EvalCallback, Policy, make_env
 from td3_steps.files import write_atomically, write_text_atomically
-from td3_steps.render import check_video_path, write_video
+from td3_steps.render import check_video_path, record_episode, write_video
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path):
@@ -42,6 +42,29 @@ def test_a_path_under_a_file_or_onto_a_directory_is_one_clear_error(tmp_path, sm
         check_video_path(tmp_path)
     assert (tmp_path / "notes.txt").read_text() == "keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("not_a_path", [None, 5, b"runs/x", ["runs"]])
+def test_a_value_that_is_no_path_is_named_where_a_path_is_taken(tmp_path, monkeypatch, small_config, not_a_path):
+    """Python's "expected str, bytes or os.PathLike object, not NoneType" named neither the argument nor the fix;
+    tensorboard_log=5 made a directory named "5"."""
+    monkeypatch.chdir(tmp_path)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    calls = {
+        "The checkpoint directory": [model.save, lambda p: TD3.load(p)],
+        "The policy file": [model.save_policy, Policy.load],
+        "The replay memory file": [model.save_replay_memory, model.load_replay_memory],
+        "The file to write": [lambda p: write_video([np.zeros((8, 8, 3), np.uint8)], p)],
+        "tensorboard_log": [],
+    }
+    if not_a_path is not None:  # None is how these two say "none"
+        calls["The checkpoint directory"].append(lambda p: EvalCallback(5, best_model_path=p))
+        calls["tensorboard_log"].append(lambda p: TD3("Pendulum-v1", small_config, tensorboard_log=p))
+    for what, takes_a_path in calls.items():
+        for call in takes_a_path:
+            with pytest.raises(TypeError, match=rf"^{what} must be a path, a str or a pathlib.Path; got "):
+                call(not_a_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_gif_is_written_whole(tmp_path, monkeypatch):
@@ -82,3 +105,35 @@ def test_an_mp4_is_written_whole(tmp_path, monkeypatch):
         write_video(frames, tmp_path / "agent.mp4")
     assert (tmp_path / "agent.mp4").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.mp4", "bin", "bin2", "broken-ffmpeg"]
+
+
+def test_record_episode_takes_an_env_id_or_a_rendering_env_and_says_so(small_config):
+    """Notebook 15 records with these. An env made without render_mode="rgb_array" gave frames of None, which
+    write_video then failed on; max_steps=0 and a model without predict gave Python's errors."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    frames, total = record_episode(model, "Pendulum-v1", max_steps=3)
+    again, same_total = record_episode(model, make_env("Pendulum-v1", render_mode="rgb_array"), max_steps=3)
+    assert len(frames) == 4 and frames[0].shape[2] == 3 and total == same_total
+    assert all(np.array_equal(a, b) for a, b in zip(frames, again))
+    with pytest.raises(ValueError, match=r"needs an env that renders frames: pass its id, or make it with"):
+        record_episode(model, make_env("Pendulum-v1"))
+    with pytest.raises(ValueError, match=r"max_steps must be a whole number >= 1, got 0\."):
+        record_episode(model, "Pendulum-v1", max_steps=0)
+    with pytest.raises(TypeError, match=r"records a model with predict\(obs\), a TD3 or a Policy; got None\."):
+        record_episode(None, "Pendulum-v1")
+
+
+@pytest.mark.parametrize(
+    ("frames", "fps", "words"),
+    [([], 10, r"got \[\]\."), ([np.zeros((8, 8, 3))], 10, r"got 1 frames, the first of shape \(8, 8, 3\) and dtype float64"),
+     ([np.zeros((8, 8), np.uint8)], 10, r"the first of shape \(8, 8\)"),
+     ([np.zeros((8, 8, 3), np.uint8), np.zeros((9, 8, 3), np.uint8)], 10, r"got 2 frames"),
+     ("frames", 10, r"got 'frames'"), ([np.zeros((8, 8, 3), np.uint8)], 0, r"fps must be a number > 0"),
+     ([np.zeros((8, 8, 3), np.uint8)], None, r"fps must be a number > 0")],
+)  # fmt: skip
+def test_write_video_refuses_frames_it_cannot_write_before_writing_anything(tmp_path, frames, fps, words):
+    """An empty list was an IndexError and fps=0 a ZeroDivisionError, both after the folder was made; 2-D float
+    frames were written without a word, and (H, W, 3) float ones failed inside Pillow."""
+    with pytest.raises(ValueError, match=words):
+        write_video(frames, tmp_path / "videos" / "agent.gif", fps=fps)
+    assert list(tmp_path.iterdir()) == []

@@ -73,6 +73,31 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
         make()
 
 
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda a, c: a(torch.zeros(8, 5)), ValueError, r"The actor takes a torch.float32 tensor of shape \(B, 3\): one"
+         r" observation of 3 values per row; got shape \(8, 5\)\."),
+        (lambda a, c: a(np.zeros((8, 3), np.float32)), TypeError,
+         r"The actor takes .*; got an object of type ndarray\. Convert it first: torch.as_tensor"),
+        (lambda a, c: a(torch.zeros(8, 3, dtype=torch.float64)), TypeError,
+         r"got a torch.float64 tensor\. Convert it first: x.to\(torch.float32\)\."),
+        (lambda a, c: a(torch.zeros(8, 3, device="meta")), ValueError, r"on cpu; got a tensor on meta\. Move it first"),
+        (lambda a, c: c(torch.zeros(8, 5), torch.zeros(8, 1)), ValueError,
+         r"A critic takes a torch.float32 tensor of shape \(B, 4\): per row, the observation \(3 values\) and the"
+         r" action \(1\) side by side; got shape \(8, 6\)\."),
+        (lambda a, c: c.q1(torch.zeros(8, 3), torch.zeros(8, 2)), ValueError, r"A critic takes .*got shape \(8, 5\)"),
+    ],
+)  # fmt: skip
+def test_inputs_of_the_wrong_shape_or_kind_are_named_not_torchs_matrix_error(call, error, words):
+    """Students call the networks directly in notebooks 02 and 03. torch says 'mat1 and mat2 shapes cannot be
+    multiplied (8x5 and 3x400)'; the network says what it takes. The check runs only once torch has raised."""
+    actor, critics = Actor(3, [-1.0], [1.0], net_arch=(16, 16)), Critics(3, 1, net_arch=(16, 16))
+    with pytest.raises(error, match=words):
+        call(actor, critics)
+    assert actor(torch.zeros(8, 3)).shape == (8, 1) and critics.q1(torch.zeros(8, 3), torch.zeros(8, 1)).shape == (8, 1)
+
+
 def test_the_actor_keeps_its_own_copy_of_the_bounds():
     """An env's action_space.low is a float32 array, which torch.as_tensor would share rather than copy."""
     low, high = np.array([-1.0, 0.0], dtype=np.float32), np.array([1.0, 2.0], dtype=np.float32)

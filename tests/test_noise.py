@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 from td3_steps import GaussianNoise, OrnsteinUhlenbeckNoise
@@ -25,3 +26,16 @@ def test_ornstein_uhlenbeck_noise_is_correlated_and_resets():
     assert torch.equal(noise.x, torch.zeros(4000))
     noise.load_state_dict(saved)
     assert torch.equal(noise.x * 0.5, x[-1]) and saved["x"] is not noise.x
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [((0,), r"size must be the number of action dimensions \(>= 1\), got 0"), ((-2,), r"size .*got -2"),
+     ((2, -1.0), r"theta must be a finite number >= 0, e\.g\. 0\.15; got -1\.0"), ((2, "x"), r"theta .*got 'x'"),
+     ((2, 0.15, 0.0), r"dt must be a finite number > 0, e\.g\. 0\.01; got 0\.0")],
+)  # fmt: skip
+def test_ornstein_uhlenbeck_noise_refuses_arguments_it_cannot_run_with(arguments, words):
+    """OrnsteinUhlenbeckNoise(-2) gave torch's "zeros: Dimension size must be non-negative"; theta=-1 was accepted
+    (a process that runs away) as was dt=0 (no noise at all)."""
+    with pytest.raises(ValueError, match=rf"OrnsteinUhlenbeckNoise: {words}"):
+        OrnsteinUhlenbeckNoise(*arguments)

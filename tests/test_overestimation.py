@@ -37,6 +37,9 @@ def test_the_horizon_leaves_out_at_most_the_tolerance():
     assert rollout_horizon(0.99) == 736
     with pytest.raises(ValueError, match="gamma"):
         rollout_horizon(1.0)
+    for tolerance in (0, -1.0, "1"):  # 0 was a "math domain error"
+        with pytest.raises(ValueError, match="tolerance must be a number > 0"):
+            rollout_horizon(0.99, tolerance)
 
 
 def test_true_return_matches_a_rollout_of_gymnasiums_pendulum():

@@ -1,5 +1,7 @@
 """td3_steps.schedules: a hyperparameter as a function of progress_remaining, and the agent following it."""
 
+import numpy as np
+import pytest
 import torch
 
 from td3_steps import TD3, LinearSchedule
@@ -26,3 +28,25 @@ def test_exploration_noise_schedule(small_config, toy_env):
     with torch.no_grad():
         noiseless = torch.isclose(model.memory.action[:100], model.actor(model.memory.obs[:100]), atol=1e-6).flatten()
     assert not noiseless[:40].any() and noiseless[50:].all()  # step i acts at progress_remaining 1 - i / 100
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [(("a", 0.0), r"start = 'a'"), ((1.0, None), r"end = None"), ((1.0, float("nan")), r"end = nan"),
+     ((True, 0.0), r"start = True"), ((1.0, 0.0, "half"), r"end_fraction = 'half'")],
+)  # fmt: skip
+def test_a_linear_schedule_of_values_that_are_no_numbers_is_refused_when_made(arguments, words):
+    """LinearSchedule(1, "a") was accepted and failed inside learn, at the first value asked for."""
+    with pytest.raises(ValueError, match=rf"LinearSchedule.{words} must be a finite number\."):
+        LinearSchedule(*arguments)
+
+
+def test_a_linear_schedule_of_numpy_numbers_holds_python_floats(tmp_path, toy_env, toy_config):
+    """A sweep gives numpy numbers. TD3Config refused LinearSchedule(np.float32(0.3), 0) ("it gives np.float32(0.3)
+    at the start", a number); held as it is, it could not go into meta.json either."""
+    schedule = LinearSchedule(np.float32(1e-3), np.int64(0), np.float64(0.5))
+    assert schedule == LinearSchedule(float(np.float32(1e-3)), 0.0, 0.5)
+    assert all(type(v) is float for v in (schedule.start, schedule.end, schedule.end_fraction))
+    model = TD3(toy_env(), toy_config.replace(exploration_noise=LinearSchedule(np.float32(0.3), 0)), device="cpu")
+    model.learn(12).save(tmp_path / "run")
+    assert TD3.load(tmp_path / "run", env=toy_env()).config.exploration_noise == model.config.exploration_noise

@@ -65,6 +65,10 @@ def test_target_critics_and_clipped_double_q():
     assert torch.equal(clipped_double_q((q1, q2)), torch.tensor([[1.0], [4.0], [-2.0]]))
     assert torch.equal(clipped_double_q((q1, q2, torch.full((3, 1), -9.0))), torch.full((3, 1), -9.0))
     assert torch.equal(clipped_double_q((q1,)), q1)
+    assert torch.equal(clipped_double_q([q1, q2]), clipped_double_q((q1, q2)))
+    for not_a_tuple in ((), torch.cat([q1, q2], dim=1), None):  # a (B, 2) tensor was reduced over its rows
+        with pytest.raises(TypeError, match="a tuple of .B, 1. tensors, one per critic"):
+            clipped_double_q(not_a_tuple)
 
 
 # ---------------------------------------------------------------- step 9: Bellman target

@@ -206,6 +206,7 @@ class Critics(nn.Module):
         if not is_count(n_critics, 1):
             raise ValueError(f"Critics: n_critics must be a whole number >= 1 (TD3 has 2), got {n_critics!r}.")
         self.features = _features(features, obs_dim)
+        self.action_dim = action_dim
         self.members = nn.ModuleList(
             Critic(obs_dim, action_dim, net_arch, mixed_precision, activation=activation, layer_norm=layer_norm,
                    net=None if net is None else reinitialised_copy(net))
@@ -213,11 +214,34 @@ class Critics(nn.Module):
         )  # fmt: skip
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        features = self.features(obs)
-        return tuple(critic(features, action) for critic in self.members)
+        return self._score(self.members, obs, action)
 
     def q1(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return self.members[0](self.features(obs), action)
+        return self._score((self.members[0],), obs, action)[0]
+
+    def _score(self, members: Sequence[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        features = self.features(obs)
+        try:  # costs nothing until torch raises; then say how the actions must come
+            return tuple(critic(features, action) for critic in members)
+        except (RuntimeError, TypeError) as error:
+            problem = self._action_problem(features, action)
+            if problem is None:
+                raise
+            raise problem from error
+
+    def _action_problem(self, features: torch.Tensor, action) -> Exception | None:
+        """The error to raise when `action` is no (B, action_dim) tensor beside the B observations; else None."""
+        expected = f"The critics take the actions as a tensor of shape (B, {self.action_dim}), one row per observation"
+        if not isinstance(action, torch.Tensor):
+            return TypeError(f"{expected}; got an object of type {type(action).__name__}.")
+        if action.ndim != features.ndim or action.shape[0] != features.shape[0]:
+            flat = self.action_dim == 1 and action.shape == features.shape[:1]
+            hint = " Use action.unsqueeze(1) (or .reshape(-1, 1))." if flat else ""
+            return ValueError(
+                f"{expected}; got actions of shape {tuple(action.shape)} for observations of shape"
+                f" {tuple(features.shape)}.{hint}"
+            )
+        return None
 
 
 def check_network_arguments(network: str, net_arch, activation: str, **sizes) -> None:

@@ -87,11 +87,18 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
          r"A critic takes a torch.float32 tensor of shape \(B, 4\): per row, the observation \(3 values\) and the"
          r" action \(1\) side by side; got shape \(8, 6\)\."),
         (lambda a, c: c.q1(torch.zeros(8, 3), torch.zeros(8, 2)), ValueError, r"A critic takes .*got shape \(8, 5\)"),
+        (lambda a, c: c(torch.zeros(8, 3), torch.zeros(8)), ValueError,
+         r"The critics take the actions as a tensor of shape \(B, 1\), one row per observation; got actions of shape"
+         r" \(8,\) for observations of shape \(8, 3\)\. Use action.unsqueeze\(1\)"),
+        (lambda a, c: c.q1(torch.zeros(8, 3), torch.zeros(4, 1)), ValueError, r"got actions of shape \(4, 1\) for"),
+        (lambda a, c: c(torch.zeros(8, 3), np.zeros((8, 1), np.float32)), TypeError,
+         r"The critics take the actions as a tensor .*; got an object of type ndarray\."),
     ],
 )  # fmt: skip
 def test_inputs_of_the_wrong_shape_or_kind_are_named_not_torchs_matrix_error(call, error, words):
     """Students call the networks directly in notebooks 02 and 03. torch says 'mat1 and mat2 shapes cannot be
-    multiplied (8x5 and 3x400)'; the network says what it takes. The check runs only once torch has raised."""
+    multiplied (8x5 and 3x400)', and "Tensors must have same number of dimensions: got 2 and 1" for a (B,) action;
+    the network says what it takes. The check runs only once torch has raised."""
     actor, critics = Actor(3, [-1.0], [1.0], net_arch=(16, 16)), Critics(3, 1, net_arch=(16, 16))
     with pytest.raises(error, match=words):
         call(actor, critics)

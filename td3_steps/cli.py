@@ -103,6 +103,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"error: {message} (see: {self.prog} --help)\n")
 
 
+def _path(text: str) -> str:
+    """An argparse type: a path that is not empty (--resume '' would otherwise start a new run), or argparse's
+    one-line error."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"takes a path, not {text!r}")
+    return text
+
+
 def _at_least(minimum: int) -> Callable[[str], int]:
     """An argparse type: an integer >= minimum, or argparse's one-line error."""
 
@@ -141,7 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--steps", type=_at_least(0), help="total environment steps (default: the preset's)")
     train.add_argument("--seed", type=_at_least(0), help="random seed (default: 0)")
     train.add_argument(
-        "--out", help="run directory, new or empty (default: runs/<preset>-seed<seed>, numbered if it exists)"
+        "--out",
+        type=_path,
+        help="run directory, new or empty (default: runs/<preset>-seed<seed>, numbered if it exists)",
     )
     train.add_argument(
         "--force", action="store_true",
@@ -149,7 +159,7 @@ def _parser() -> argparse.ArgumentParser:
         " ...) are replaced, and named; other files stay",
     )  # fmt: skip
     train.add_argument(
-        "--resume", metavar="RUN_DIR",
+        "--resume", metavar="RUN_DIR", type=_path,
         help="continue the run in RUN_DIR from its last checkpoint. It keeps its preset, environment, seed and"
         " hyperparameters (giving one is an error); --steps, --eval-freq, --eval-episodes, --checkpoint-freq and"
         " --threads change it from the checkpoint on, and its run.json records the change",
@@ -166,19 +176,21 @@ def _parser() -> argparse.ArgumentParser:
         help="steps between checkpoints (default: a checkpoint at each evaluation); the run's end, Ctrl-C and"
         " SIGTERM save one too",
     )  # fmt: skip
-    train.add_argument("--tensorboard-log", metavar="DIR", help="also write the metrics for TensorBoard into DIR")
+    train.add_argument(
+        "--tensorboard-log", metavar="DIR", type=_path, help="also write the metrics for TensorBoard into DIR"
+    )
     _add_config_flags(train)
     train.set_defaults(func=train_command)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a run's agent on deterministic episodes")
-    evaluate.add_argument("run_dir", help=AGENT_HELP)
+    evaluate.add_argument("run_dir", type=_path, help=AGENT_HELP)
     evaluate.add_argument("--episodes", type=_at_least(1), default=10, help="(default: 10)")
     evaluate.add_argument("--device", default="auto")
     evaluate.set_defaults(func=evaluate_command)
 
     render = commands.add_parser("render", help="write a GIF (or MP4) of a run's agent")
-    render.add_argument("run_dir", help=AGENT_HELP)
-    render.add_argument("--out", help="output file, .gif or .mp4 (default: RUN_DIR/agent.gif)")
+    render.add_argument("run_dir", type=_path, help=AGENT_HELP)
+    render.add_argument("--out", type=_path, help="output file, .gif or .mp4 (default: RUN_DIR/agent.gif)")
     render.add_argument("--max-steps", type=_at_least(1), default=400, help="frames to record at most (default: 400)")
     render.add_argument("--fps", type=_at_least(1), default=30, help="(default: 30)")
     render.add_argument("--device", default="auto")

@@ -12,9 +12,12 @@ from typing import BinaryIO
 
 
 def as_path(path, what: str) -> Path:
-    """`path` as a Path; a TypeError naming `what` when it is no path (None, a number, bytes...)."""
+    """`path` as a Path; an error naming `what` when it is no path (None, a number, bytes...) or an empty one
+    (Path("") is the current directory, which no caller means)."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{what} must be a path, a str or a pathlib.Path; got {path!r:.80}.")
+    if os.fspath(path).strip() == "":
+        raise ValueError(f"{what} must be a path; got an empty one, {path!r}.")
     return Path(path)
 
 

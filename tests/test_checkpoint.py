@@ -156,9 +156,11 @@ def test_save_never_replaces_a_directory_that_holds_more_than_a_checkpoint(tmp_p
             model.save(path)
     assert (tmp_path / "project" / "notes.txt").read_text() == "a week of work"
     assert (tmp_path / "ckpt.old" / "plot.png").exists() and not (tmp_path / "ckpt").exists()
-    for path in ("", ".", ".."):
+    for path in (".", ".."):
         with pytest.raises(CheckpointError, match="give it a name"):
             model.save(path)
+    with pytest.raises(ValueError, match="The checkpoint directory must be a path; got an empty one"):
+        model.save("")
 
 
 def test_a_crash_between_the_renames_is_recovered(tmp_path, small_config):

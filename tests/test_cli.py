@@ -153,12 +153,18 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
         (["render", "RUN", "--fps", "0"], "--fps: takes an integer >= 1"),
         (["render", "RUN", "--max-steps", "0"], "--max-steps: takes an integer >= 1"),
         (["render", "RUN", "--max-steps", "-3"], "--max-steps: takes an integer >= 1"),
+        (["train", "--resume", ""], "--resume: takes a path, not ''"),  # it started a new run of the default preset
+        (["train", "--out", ""], "--out: takes a path, not ''"),  # it trained into runs/pendulum-seed0
+        (["train", "--tensorboard-log", " "], "--tensorboard-log: takes a path, not ' '"),  # events in the cwd
+        (["evaluate", ""], "run_dir: takes a path, not ''"),  # "PosixPath('.') has an empty name"
+        (["render", "RUN", "--out", ""], "--out: takes a path, not ''"),
     ],
 )  # fmt: skip
-def test_bad_arguments_are_one_line_before_anything_is_written(tmp_path, capsys, argv, words):
+def test_bad_arguments_are_one_line_before_anything_is_written(tmp_path, monkeypatch, capsys, argv, words):
     """Issue 18: `train --steps -5 --out neg` left neg/run.json and an empty metrics.csv; render --fps 0 was a
     ZeroDivisionError. Every argument is checked first, and every failure is one line."""
-    out = ["--out", str(tmp_path / "neg")] if argv[0] == "train" else []
+    monkeypatch.chdir(tmp_path)  # where runs/ would go
+    out = ["--out", str(tmp_path / "neg")] if argv[0] == "train" and "--out" not in argv else []
     argv = [str(tmp_path / "neg") if a == "RUN" else a for a in argv]
     assert words in fails([*argv, *out], capsys)
     assert not any(tmp_path.iterdir())

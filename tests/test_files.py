@@ -67,6 +67,19 @@ def test_a_value_that_is_no_path_is_named_where_a_path_is_taken(tmp_path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_empty_path_is_refused_not_read_as_the_current_directory(tmp_path, monkeypatch, small_config):
+    """Path("") is ".": tensorboard_log="" wrote its events into the working directory, and TD3.load("") said
+    "No checkpoint at ."."""
+    monkeypatch.chdir(tmp_path)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    for call in (model.save, TD3.load, model.save_policy, Policy.load, model.save_replay_memory,
+                 lambda p: TD3("Pendulum-v1", small_config, tensorboard_log=p)):  # fmt: skip
+        for empty in ("", " "):
+            with pytest.raises(ValueError, match=rf" must be a path; got an empty one, '{empty}'\.$"):
+                call(empty)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_gif_is_written_whole(tmp_path, monkeypatch):
     frames = [np.full((8, 12, 3), 40 * k, np.uint8) for k in range(4)]
     write_video(frames, tmp_path / "videos" / "agent.gif", fps=10)

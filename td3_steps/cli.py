@@ -111,16 +111,25 @@ def _path(text: str) -> str:
     return text
 
 
-def _at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= minimum, or argparse's one-line error."""
+# torch's OpenMP cannot start tens of thousands of threads: libgomp's "Thread creation failed" ends the process,
+# and --threads 100000 was a segmentation fault. Threads beyond the cores only slow a run down.
+MAX_THREADS = 1024
+
+
+def _integers(minimum: int, maximum: int | None) -> str:
+    return f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
+
+
+def _at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer >= minimum (and <= maximum), or argparse's one-line error."""
 
     def integer(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"takes an integer >= {minimum}, not {text!r}")
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"takes {_integers(minimum, maximum)}, not {text!r}")
         return value
 
     return integer
@@ -166,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
-        "--threads", type=_at_least(1),
+        "--threads", type=_at_least(1, MAX_THREADS),
         help="CPU threads for torch (default: one per core; --resume keeps the run's own)",
     )  # fmt: skip
     train.add_argument("--eval-freq", type=_at_least(1), help="steps between evaluations (default: the preset's)")
@@ -405,9 +414,12 @@ def _apply_resume_changes(run: dict, args: argparse.Namespace) -> list[str]:
     return changes
 
 
-# What --resume reads of run.json: each value's type, and the least value of its numbers (None: not given).
+# What --resume reads of run.json: each value's type, and the range of its numbers (None: not given, no maximum).
 RUN_KEYS = {"env_id": str, "total_steps": int, "eval_freq": int, "eval_episodes": int}
-RUN_MINIMUMS = {"total_steps": 0, "eval_freq": 1, "eval_episodes": 1, "checkpoint_freq": 1, "threads": 1}
+RUN_RANGES = {
+    "total_steps": (0, None), "eval_freq": (1, None), "eval_episodes": (1, None), "checkpoint_freq": (1, None),
+    "threads": (1, MAX_THREADS),
+}  # fmt: skip
 RUN_REMEDY = "It records the run's settings: restore it from a copy, or start a new run with --out."
 
 
@@ -420,10 +432,11 @@ def _read_run(run_dir: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{path} is not readable JSON ({error}). {RUN_REMEDY}") from error
     check_contents(path, run, RUN_KEYS, RUN_REMEDY)
-    for key, minimum in RUN_MINIMUMS.items():
+    for key, (minimum, maximum) in RUN_RANGES.items():
         value = run.get(key)
-        if value is not None and (type(value) is not int or value < minimum):
-            raise CheckpointError(f"{path} gives {key} {value!r}, not an integer >= {minimum}. {RUN_REMEDY}")
+        out_of_range = type(value) is not int or value < minimum or (maximum is not None and value > maximum)
+        if value is not None and out_of_range:
+            raise CheckpointError(f"{path} gives {key} {value!r}, not {_integers(minimum, maximum)}. {RUN_REMEDY}")
     return run
 
 

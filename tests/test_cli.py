@@ -144,7 +144,8 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
         (["train", "--eval-freq", "0"], "--eval-freq: takes an integer >= 1"),
         (["train", "--eval-episodes", "0"], "--eval-episodes: takes an integer >= 1"),
         (["train", "--checkpoint-freq", "0"], "--checkpoint-freq: takes an integer >= 1"),
-        (["train", "--threads", "0"], "--threads: takes an integer >= 1"),
+        (["train", "--threads", "0"], "--threads: takes an integer from 1 to 1024, not '0'"),
+        (["train", "--threads", "100000"], "--threads: takes an integer from 1 to 1024"),  # a segmentation fault
         (["train", "--seed", "-1"], "--seed: takes an integer >= 0"),
         (["train", "--steps", "ten"], "--steps: takes an integer >= 0, not 'ten'"),
         (["train", "--env", "NoSuchEnv-v0"], "Cannot make environment 'NoSuchEnv-v0'"),
@@ -285,7 +286,8 @@ def test_resume_refuses_an_edited_or_damaged_run_json_before_writing(tmp_path, c
     for edited, words in [
         ({k: v for k, v in good.items() if k != "total_steps"}, "run.json lacks total_steps: it was edited"),
         ({**good, "eval_freq": "x"}, "run.json eval_freq is a str"),
-        ({**good, "threads": 0}, "run.json gives threads 0, not an integer >= 1"),
+        ({**good, "threads": 0}, "run.json gives threads 0, not an integer from 1 to 1024"),
+        ({**good, "threads": 100_000}, "run.json gives threads 100000, not an integer from 1 to 1024"),
         ({**good, "checkpoint_freq": True}, "run.json gives checkpoint_freq True, not an integer >= 1"),
         ([1], "run.json holds a list, not the dict"),
     ]:  # fmt: skip

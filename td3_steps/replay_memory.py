@@ -5,6 +5,7 @@ Taught in notebooks/01_replay_memory.ipynb and notebooks/04_sample_a_batch.ipynb
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -67,12 +68,19 @@ class ReplayMemory:
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             return torch.zeros(capacity, *shape, dtype=dtype, device=self.device)
 
-        self.obs = zeros(*obs_shape, dtype=obs_dtype)
-        self.action = zeros(action_dim)
-        self.reward = zeros(1)
-        self.next_obs = zeros(*obs_shape, dtype=obs_dtype)
-        self.terminated = zeros(1)
-        self.truncated = zeros(1)
+        try:
+            self.obs = zeros(*obs_shape, dtype=obs_dtype)
+            self.action = zeros(action_dim)
+            self.reward = zeros(1)
+            self.next_obs = zeros(*obs_shape, dtype=obs_dtype)
+            self.terminated = zeros(1)
+            self.truncated = zeros(1)
+        except RuntimeError as error:  # torch's "can't allocate memory" (torch.OutOfMemoryError on a GPU)
+            per_transition = 2 * math.prod(obs_shape) * obs_dtype.itemsize + (action_dim + 3) * 4
+            raise ValueError(
+                f"A replay memory of {capacity:,} transitions needs {capacity * per_transition / 2**30:,.1f} GiB on"
+                f" {self.device}, and it could not be allocated: lower the capacity (TD3Config.buffer_size)."
+            ) from error
         self.position = 0  # where the next transition goes
         self.size = 0  # how many transitions are stored
 

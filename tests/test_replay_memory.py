@@ -52,6 +52,14 @@ def test_memory_rejects_bad_sizes_devices_and_dtypes_and_empty_sampling():
         ReplayMemory(capacity=2, obs_dim=3, action_dim=2, obs_dtype="uint8")
 
 
+def test_a_memory_larger_than_the_machine_says_so_and_what_to_lower():
+    """torch's "[enforce fail at alloc_cpu.cpp:127] ... can't allocate memory" reached `train --buffer-size` users.
+    10**17 transitions of 40 bytes are more than even a 57-bit address space, so no machine allocates them."""
+    with pytest.raises(ValueError, match=r"of 100,000,000,000,000,000 transitions needs 3,725,290,298\.5 GiB on cpu,"
+                       r" and it could not be allocated: lower the capacity \(TD3Config.buffer_size\)\."):  # fmt: skip
+        ReplayMemory(capacity=10**17, obs_dim=3, action_dim=1)
+
+
 def test_a_transition_that_does_not_fit_is_named_and_not_stored():
     memory = ReplayMemory(10, obs_dim=3, action_dim=2)
     obs, action = np.zeros(3), np.zeros(2)

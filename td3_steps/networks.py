@@ -64,12 +64,12 @@ class MLP(nn.Module):
                 h = self.hidden(x)
             return self.out(h.float())
         except Exception as error:
-            problem = self.input_problem(x)
+            problem = self._input_problem(x)
             if problem is None:
                 raise
             raise problem from error
 
-    def input_problem(self, x) -> Exception | None:
+    def _input_problem(self, x) -> Exception | None:
         """The error to raise when `x` is no (B, in_features) tensor; None when it is one."""
         first = self.hidden[0]
         width, dtype, device = first.in_features, first.weight.dtype, first.weight.device

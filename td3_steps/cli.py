@@ -176,7 +176,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
         "--threads", type=_at_least(1, MAX_THREADS),
-        help="CPU threads for torch (default: one per core; --resume keeps the run's own)",
+        help=f"CPU threads for torch, 1 to {MAX_THREADS} (default: one per core; --resume keeps the run's own)",
     )  # fmt: skip
     train.add_argument("--eval-freq", type=_at_least(1), help="steps between evaluations (default: the preset's)")
     train.add_argument("--eval-episodes", type=_at_least(1), help="episodes per evaluation (default: 10)")

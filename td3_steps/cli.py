@@ -33,7 +33,7 @@ from .agent import TD3
 from .checkpoint import CheckpointError, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .envs import make_env
-from .files import write_text_atomically
+from .files import as_path, write_text_atomically
 from .metrics import (
     MetricsCSV,
     TrainingError,
@@ -106,8 +106,10 @@ class _Parser(argparse.ArgumentParser):
 def _path(text: str) -> str:
     """An argparse type: a path that is not empty (--resume '' would otherwise start a new run), or argparse's
     one-line error."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"takes a path, not {text!r}")
+    try:
+        as_path(text, "The path")  # one rule for what a path is, the package's
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a path, not {text!r}") from None
     return text
 
 

@@ -5,7 +5,6 @@ Taught in notebooks/01_replay_memory.ipynb and notebooks/04_sample_a_batch.ipynb
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -76,7 +75,7 @@ class ReplayMemory:
             self.terminated = zeros(1)
             self.truncated = zeros(1)
         except RuntimeError as error:  # torch's "can't allocate memory" (torch.OutOfMemoryError on a GPU)
-            per_transition = 2 * math.prod(obs_shape) * obs_dtype.itemsize + (action_dim + 3) * 4
+            per_transition = ReplayMemory(1, obs_shape, action_dim, "cpu", obs_dtype).nbytes
             raise ValueError(
                 f"A replay memory of {capacity:,} transitions needs {capacity * per_transition / 2**30:,.1f} GiB on"
                 f" {self.device}, and it could not be allocated: lower the capacity (TD3Config.buffer_size)."

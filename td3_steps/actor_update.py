@@ -5,7 +5,37 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .counts import is_count
+from .failures import explain_failures, module_problem, optimizer_problem
 
+
+def _delay_problem(critic_updates, policy_delay) -> Exception | None:
+    if not is_count(critic_updates, 0):
+        return TypeError(f"policy_update_due: critic_updates must be a whole number >= 0; got {critic_updates!r:.80}.")
+    return ValueError(f"policy_update_due: policy_delay must be a whole number >= 1, e.g. 2; got {policy_delay!r:.80}.")
+
+
+def _actor_loss_problem(actor, critics, obs, where: str = "actor_loss") -> Exception | None:
+    if hasattr(actor, "q1") and not hasattr(critics, "q1"):
+        return TypeError(
+            f"{where} takes the actor first, then the critics: actor_loss(actor, critics, obs),"
+            " actor_update(actor, critics, obs, optimizer)."
+        )
+    if not hasattr(critics, "q1"):
+        return TypeError(
+            f"{where}: critics must be the Critics (td3_steps.Critics, whose q1 scores with critic 1 alone);"
+            f" got {type(critics).__name__}."
+        )
+    return module_problem(where, "actor", actor, "the actor pi_phi")
+
+
+def _actor_update_problem(actor, critics, obs, optimizer) -> Exception | None:
+    return _actor_loss_problem(actor, critics, obs, "actor_update") or optimizer_problem(
+        "actor_update", optimizer, "actor"
+    )
+
+
+@explain_failures(_delay_problem)
 def policy_update_due(critic_updates: int, policy_delay: int) -> bool:
     """Step 13's schedule: True after every `policy_delay`-th critic update.
 
@@ -14,6 +44,7 @@ def policy_update_due(critic_updates: int, policy_delay: int) -> bool:
     return critic_updates % policy_delay == 0
 
 
+@explain_failures(_actor_loss_problem)
 def actor_loss(actor: nn.Module, critics: nn.Module, obs: torch.Tensor) -> torch.Tensor:
     """Step 13: J(phi) = -mean_s Q_1(s, pi_phi(s)); minimising it climbs critic 1.
 
@@ -22,6 +53,7 @@ def actor_loss(actor: nn.Module, critics: nn.Module, obs: torch.Tensor) -> torch
     return -critics.q1(obs, actor(obs)).mean()
 
 
+@explain_failures(_actor_update_problem)
 def actor_update(
     actor: nn.Module, critics: nn.Module, obs: torch.Tensor, optimizer: torch.optim.Optimizer
 ) -> torch.Tensor:

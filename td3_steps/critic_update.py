@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .failures import explain_failures, optimizer_problem, tensor_problem
 from .shapes import check_column, check_q_values
 
 
@@ -33,6 +34,23 @@ def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> tor
     return sum(F.mse_loss(q, target) for q in q_values)
 
 
+def _critic_update_problem(loss, optimizer) -> Exception | None:
+    where = "critic_update"
+    problem = tensor_problem(where, "loss", loss, "the critic loss of step 11")
+    if problem is None and loss.numel() != 1:
+        problem = ValueError(
+            f"{where}: loss must be one number, a scalar tensor as critic_loss returns it; got shape"
+            f" {tuple(loss.shape)}. Sum or average it first."
+        )
+    if problem is None and loss.grad_fn is None:
+        problem = ValueError(
+            f"{where}: loss carries no gradient: it was computed under torch.no_grad(), or from detached"
+            " Q-values. Compute the Q-values with gradient (current_q_values, step 10), then the loss from them."
+        )
+    return problem or optimizer_problem(where, optimizer, "critics")
+
+
+@explain_failures(_critic_update_problem)
 def critic_update(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
     """Step 12: backpropagate the critic loss and take one Adam step on the critics.
 

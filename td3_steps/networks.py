@@ -18,6 +18,7 @@ from torch import nn
 from .config import ACTIVATIONS, NET_ARCH, TD3Config
 from .counts import is_count, is_sizes
 from .envs import check_bounds
+from .failures import explain_failures, module_problem
 from .features import FlattenExtractor, make_features_extractor
 
 
@@ -56,19 +57,6 @@ class MLP(nn.Module):
         self.out = nn.Linear(in_dim, out_dim)
         self.mixed_precision = mixed_precision
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        try:  # costs nothing until torch raises; then say what the network takes
-            if not self.mixed_precision:  # entering even a disabled autocast costs time on every call
-                return self.out(self.hidden(x))
-            with torch.autocast(x.device.type, dtype=torch.bfloat16):
-                h = self.hidden(x)
-            return self.out(h.float())
-        except Exception as error:
-            problem = self._input_problem(x)
-            if problem is None:
-                raise
-            raise problem from error
-
     def _input_problem(self, x) -> Exception | None:
         """The error to raise when `x` is no (B, in_features) tensor; None when it is one."""
         first = self.hidden[0]
@@ -86,6 +74,14 @@ class MLP(nn.Module):
         if x.device != device:
             return ValueError(f"{expected}, on {device}; got a tensor on {x.device}. Move it first: x.to('{device}').")
         return None
+
+    @explain_failures(_input_problem)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.mixed_precision:  # entering even a disabled autocast costs time on every call
+            return self.out(self.hidden(x))
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+            h = self.hidden(x)
+        return self.out(h.float())
 
 
 def activation_layer(activation: str) -> nn.Module:
@@ -175,7 +171,27 @@ class Critic(nn.Module):
             obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm, owner="A critic",
             takes=f"per row, the observation ({obs_dim} values) and the action ({action_dim}) side by side",
         )  # fmt: skip
+        self.action_dim = action_dim  # for the error when the actions do not fit
 
+    def _action_problem(self, obs, action) -> Exception | None:
+        """The error to raise when `obs` or `action` is no tensor, or the actions do not fit the observations."""
+        expected = f"A critic takes the actions as a tensor of shape (B, {self.action_dim}), one row per observation"
+        for name, value in (("observations", obs), ("actions", action)):
+            if not isinstance(value, torch.Tensor):
+                return TypeError(
+                    f"A critic takes the {name} as a torch.Tensor, one row per observation; got an object of type"
+                    f" {type(value).__name__}. Convert it first: torch.as_tensor(x, dtype=torch.float32)."
+                )
+        if action.ndim != obs.ndim or action.shape[0] != obs.shape[0]:
+            flat = self.action_dim == 1 and action.shape == obs.shape[:1]
+            hint = " Use action.unsqueeze(1) (or .reshape(-1, 1))." if flat else ""
+            return ValueError(
+                f"{expected}; got actions of shape {tuple(action.shape)} for observations of shape"
+                f" {tuple(obs.shape)}.{hint}"
+            )
+        return None
+
+    @explain_failures(_action_problem)
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return self.net(torch.cat([obs, action], dim=1))
 
@@ -206,7 +222,6 @@ class Critics(nn.Module):
         if not is_count(n_critics, 1):
             raise ValueError(f"Critics: n_critics must be a whole number >= 1 (TD3 has 2), got {n_critics!r}.")
         self.features = _features(features, obs_dim)
-        self.action_dim = action_dim
         self.members = nn.ModuleList(
             Critic(obs_dim, action_dim, net_arch, mixed_precision, activation=activation, layer_norm=layer_norm,
                    net=None if net is None else reinitialised_copy(net))
@@ -221,27 +236,7 @@ class Critics(nn.Module):
 
     def _score(self, members: Sequence[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
         features = self.features(obs)
-        try:  # costs nothing until torch raises; then say how the actions must come
-            return tuple(critic(features, action) for critic in members)
-        except (RuntimeError, TypeError) as error:
-            problem = self._action_problem(features, action)
-            if problem is None:
-                raise
-            raise problem from error
-
-    def _action_problem(self, features: torch.Tensor, action) -> Exception | None:
-        """The error to raise when `action` is no (B, action_dim) tensor beside the B observations; else None."""
-        expected = f"The critics take the actions as a tensor of shape (B, {self.action_dim}), one row per observation"
-        if not isinstance(action, torch.Tensor):
-            return TypeError(f"{expected}; got an object of type {type(action).__name__}.")
-        if action.ndim != features.ndim or action.shape[0] != features.shape[0]:
-            flat = self.action_dim == 1 and action.shape == features.shape[:1]
-            hint = " Use action.unsqueeze(1) (or .reshape(-1, 1))." if flat else ""
-            return ValueError(
-                f"{expected}; got actions of shape {tuple(action.shape)} for observations of shape"
-                f" {tuple(features.shape)}.{hint}"
-            )
-        return None
+        return tuple(critic(features, action) for critic in members)
 
 
 def check_network_arguments(network: str, net_arch, activation: str, **sizes) -> None:
@@ -268,6 +263,11 @@ def _features(features: nn.Module | None, obs_dim: int) -> nn.Module:
     return features
 
 
+def _target_problem(network) -> Exception | None:
+    return module_problem("make_target", "network", network, "the network to copy, e.g. the actor or the critics")
+
+
+@explain_failures(_target_problem)
 def make_target(network: nn.Module) -> nn.Module:
     """A target network: an exact copy of `network` that no gradient ever reaches.
 

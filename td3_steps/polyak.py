@@ -5,8 +5,29 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .failures import explain_failures, first_problem, module_problem, number_problem
+
+
+def _polyak_problem(online, target, tau) -> Exception | None:
+    where = "polyak_update"
+    problem = first_problem(
+        module_problem(where, "online", online, "the online network"),
+        module_problem(where, "target", target, "its target copy, as make_target(online) makes it"),
+        number_problem(where, "tau", tau, "the Polyak coefficient in (0, 1], e.g. 0.005"),
+    )
+    if problem is not None:
+        return problem
+    shapes = [[tuple(p.shape) for p in net.parameters()] for net in (online, target)]
+    if shapes[0] != shapes[1]:
+        return ValueError(
+            f"{where} needs a target with the same architecture as the online network, as make_target(online)"
+            f" makes it: the online network's parameters have shapes {shapes[0]}, the target's {shapes[1]}."
+        )
+    return None
+
 
 @torch.no_grad()
+@explain_failures(_polyak_problem)
 def polyak_update(online: nn.Module, target: nn.Module, tau: float) -> None:
     """theta' <- tau * theta + (1 - tau) * theta', in place, for every parameter, without grad.
 
@@ -14,13 +35,7 @@ def polyak_update(online: nn.Module, target: nn.Module, tau: float) -> None:
     iterations as the delayed actor update. The formula is NOT (1 - tau * theta'): with
     tau = 0.005 each update moves each target parameter 0.5 % of the way to the online one.
     `lerp_(end, weight)` computes exactly theta' + tau * (theta - theta'), fused over all
-    parameters. tau in (0, 1] is checked once, by TD3Config; a target of another architecture
-    fails in the fused call itself. Taught in notebooks/14_polyak_actor_target.ipynb and
-    15_polyak_critic_targets.ipynb.
+    parameters. tau in (0, 1] is checked once, by TD3Config. Taught in
+    notebooks/14_polyak_actor_target.ipynb and 15_polyak_critic_targets.ipynb.
     """
-    try:
-        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), tau)
-    except RuntimeError as error:
-        raise ValueError(
-            f"polyak_update needs a target with the same architecture as the online network: {error}"
-        ) from error
+    torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), tau)

@@ -17,6 +17,8 @@ import functools
 import torch
 from torch import nn
 
+from .counts import is_number
+from .failures import explain_failures, first_problem, number_problem, tensor_problem
 from .shapes import check_column, check_q_values
 
 
@@ -29,6 +31,41 @@ def target_action(actor_target: nn.Module, next_obs: torch.Tensor) -> torch.Tens
     return actor_target(next_obs)
 
 
+def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> Exception | None:
+    where = "smooth_target_action"
+    problem = first_problem(
+        tensor_problem(where, "action", action, "the target actor's actions a', shape (B, action_dim)"),
+        number_problem(where, "noise_std", noise_std, "sigma as a fraction of the half-range, e.g. 0.2"),
+        number_problem(where, "noise_clip", noise_clip, "c as a fraction of the half-range, e.g. 0.5"),
+    )
+    if problem is not None:
+        return problem
+    for name, bound in (("low", low), ("high", high)):
+        if not (isinstance(bound, torch.Tensor) or is_number(bound)):
+            return TypeError(
+                f"{where}: {name} must be a tensor of shape (action_dim,), one bound per action"
+                f" dimension (or one number); got {type(bound).__name__}."
+            )
+        if isinstance(bound, torch.Tensor) and bound.shape[-1:] not in ((), (1,), action.shape[-1:]):
+            return ValueError(
+                f"{where}: {name} holds one bound per action dimension, shape {tuple(action.shape[-1:])}"
+                f" for actions of shape {tuple(action.shape)}; got shape {tuple(bound.shape)}."
+            )
+        if isinstance(bound, torch.Tensor) and bound.device != action.device:
+            return ValueError(
+                f"{where}: {name} is on {bound.device} and the actions on {action.device}: move both to one device."
+            )
+    if generator is not None and not isinstance(generator, torch.Generator):
+        return TypeError(f"{where}: generator must be a torch.Generator or None; got {type(generator).__name__}.")
+    if generator is not None and generator.device.type != action.device.type:
+        return ValueError(
+            f"{where}: the generator draws on {generator.device} and the actions are on"
+            f" {action.device}: use torch.Generator(device=action.device)."
+        )
+    return None
+
+
+@explain_failures(_smoothing_problem)
 def smooth_target_action(
     action: torch.Tensor,
     low: torch.Tensor,
@@ -71,7 +108,26 @@ def clipped_double_q(q_values: tuple[torch.Tensor, ...]) -> torch.Tensor:
     return functools.reduce(torch.minimum, q_values)
 
 
+def _bellman_problem(reward, terminated, next_q, gamma) -> Exception | None:
+    columns = {"reward": reward, "terminated": terminated, "next_q": next_q}
+    if not all(isinstance(column, torch.Tensor) for column in columns.values()):
+        return None  # check_column has said which one
+    problem = number_problem("bellman_target", "gamma", gamma, "the discount in [0, 1], e.g. 0.99")
+    if problem is not None:
+        return problem
+    if terminated.dtype == torch.bool:
+        return TypeError(
+            "bellman_target: terminated must be a float column of 0.0 and 1.0, as ReplayMemory stores"
+            " it; got a torch.bool tensor. Convert it first: terminated.float()."
+        )
+    devices = {name: str(column.device) for name, column in columns.items()}
+    if len(set(devices.values())) > 1:
+        return ValueError(f"bellman_target: the three columns must be on one device; got {devices}.")
+    return None
+
+
 @torch.no_grad()
+@explain_failures(_bellman_problem)
 def bellman_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, gamma: float) -> torch.Tensor:
     """Step 9: y = r + gamma * (1 - terminated) * min(Q_t1, Q_t2), without gradient.
 

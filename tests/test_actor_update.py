@@ -1,5 +1,6 @@
 """td3_steps.actor_update: step 13, the delayed actor update that climbs critic 1."""
 
+import pytest
 import torch
 
 from td3_steps import Actor, Critics, actor_loss, actor_update, policy_update_due
@@ -35,3 +36,19 @@ def test_actor_update_uses_critic_1_and_leaves_the_critics_alone():
     assert all(p.requires_grad for p in critics.parameters())  # and unfrozen again afterwards
     assert not any(torch.equal(a, b) for a, b in zip(actor_before, actor.parameters()))
     assert actor_loss(actor, critics, obs) < loss  # climbing Q1
+
+
+def test_a_wrong_argument_is_named():
+    actor = Actor(obs_dim=2, action_low=LOW, action_high=HIGH, net_arch=(8,))
+    critics = Critics(obs_dim=2, action_dim=2, net_arch=(8,))
+    obs = torch.randn(4, 2)
+    for call, error, message in (
+        (lambda: actor_loss(critics, actor, obs), TypeError, "takes the actor first, then the critics"),
+        (lambda: actor_loss(actor, None, obs), TypeError, "critics must be the Critics"),
+        (lambda: actor_update(actor, critics, obs, None), TypeError, r"Adam\(actor.parameters\(\)"),
+        (lambda: policy_update_due(4, 0), ValueError, "policy_delay must be a whole number >= 1"),
+        (lambda: policy_update_due("4", 2), TypeError, "critic_updates must be a whole number >= 0"),
+    ):
+        with pytest.raises(error, match=message):
+            call()
+    assert all(p.requires_grad for p in critics.parameters())  # a failed actor_update unfreezes the critics

@@ -53,3 +53,17 @@ def test_critic_update_moves_only_the_critics():
     assert all(p.grad is None for p in targets.parameters())
     assert all(torch.equal(a, b) for a, b in zip(before, targets.parameters()))
     assert not any(torch.equal(a, b) for a, b in zip(critics_before, critics.parameters()))
+
+
+def test_critic_update_names_a_wrong_argument():
+    critics = Critics(obs_dim=2, action_dim=1, net_arch=(4,))
+    optimizer = torch.optim.Adam(critics.parameters())
+    q1, q2 = critics(torch.randn(4, 2), torch.randn(4, 1))
+    for loss, opt, error, message in (
+        (q1, optimizer, ValueError, r"loss must be one number.*got shape \(4, 1\)"),
+        (q1.detach().mean(), optimizer, ValueError, "loss carries no gradient"),
+        (1.5, optimizer, TypeError, "loss must be a torch.Tensor"),
+        ((q1.mean() + q2.mean()), None, TypeError, r"optimizer must be a torch.optim.Optimizer.*critics.parameters"),
+    ):
+        with pytest.raises(error, match=message):
+            critic_update(loss, opt)

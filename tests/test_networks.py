@@ -88,11 +88,13 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
          r" action \(1\) side by side; got shape \(8, 6\)\."),
         (lambda a, c: c.q1(torch.zeros(8, 3), torch.zeros(8, 2)), ValueError, r"A critic takes .*got shape \(8, 5\)"),
         (lambda a, c: c(torch.zeros(8, 3), torch.zeros(8)), ValueError,
-         r"The critics take the actions as a tensor of shape \(B, 1\), one row per observation; got actions of shape"
+         r"A critic takes the actions as a tensor of shape \(B, 1\), one row per observation; got actions of shape"
          r" \(8,\) for observations of shape \(8, 3\)\. Use action.unsqueeze\(1\)"),
         (lambda a, c: c.q1(torch.zeros(8, 3), torch.zeros(4, 1)), ValueError, r"got actions of shape \(4, 1\) for"),
+        (lambda a, c: c.members[0](torch.zeros(8, 3), torch.zeros(8)), ValueError,
+         r"got actions of shape \(8,\) for observations of shape \(8, 3\)\. Use action.unsqueeze\(1\)"),
         (lambda a, c: c(torch.zeros(8, 3), np.zeros((8, 1), np.float32)), TypeError,
-         r"The critics take the actions as a tensor .*; got an object of type ndarray\."),
+         r"A critic takes the actions as a torch.Tensor, .*; got an object of type ndarray\."),
     ],
 )  # fmt: skip
 def test_inputs_of_the_wrong_shape_or_kind_are_named_not_torchs_matrix_error(call, error, words):
@@ -207,3 +209,9 @@ def test_custom_modules_of_the_wrong_shape_are_refused(small_config):
         TD3("Pendulum-v1", small_config, device="cpu", critic_net=nn.Linear(3, 1))
     with pytest.raises(TypeError, match="critic_net must be a torch.nn.Module"):
         TD3("Pendulum-v1", small_config, device="cpu", critic_net=lambda x: x)
+
+
+def test_make_target_names_what_it_copies():
+    actor = Actor(3, [-1.0], [1.0], net_arch=(4,))
+    with pytest.raises(TypeError, match=r"make_target: network must be the network to copy.*got OrderedDict"):
+        make_target(actor.state_dict())

@@ -39,3 +39,15 @@ def test_tau_is_checked_once_by_the_config():
     for tau in (0.0, 1.5, float("nan")):
         with pytest.raises(ConfigError, match=r"TD3Config\.tau .* in \(0, 1\]"):
             TD3Config(tau=tau)
+
+
+def test_polyak_names_a_wrong_argument():
+    online = Actor(obs_dim=1, action_low=LOW, action_high=HIGH, net_arch=(4,))
+    target = make_target(online)
+    for args, message in (
+        ((online, None, 0.5), "target must be its target copy"),
+        ((online.state_dict(), target, 0.5), "online must be the online network"),
+        ((online, target, "0.005"), "tau must be a finite number"),
+    ):
+        with pytest.raises(TypeError, match=message):
+            polyak_update(*args)

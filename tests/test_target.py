@@ -96,3 +96,34 @@ def test_bellman_target_refuses_flat_vectors(bad):
     args[bad] = args[bad].reshape(4)
     with pytest.raises(ValueError, match=rf"{bad} has shape \(4,\).*unsqueeze"):
         bellman_target(gamma=0.99, **args)
+
+
+# ---------------------------------------------------------------- wrong arguments, named
+@pytest.mark.parametrize(
+    "change, error, message",
+    [
+        ({"action": torch.zeros(8, 2).numpy()}, TypeError, "action must be a torch.Tensor"),
+        ({"noise_std": "0.2"}, TypeError, "noise_std must be a finite number"),
+        ({"noise_clip": None}, TypeError, "noise_clip must be a finite number"),
+        ({"low": "low"}, TypeError, "low must be a tensor of shape .action_dim,."),
+        ({"high": torch.ones(3)}, ValueError, r"high holds one bound per action dimension, shape \(2,\)"),
+        ({"generator": 5}, TypeError, "generator must be a torch.Generator or None"),
+    ],
+)
+def test_smoothing_names_a_wrong_argument(change, error, message):
+    args = {"action": torch.zeros(8, 2), "low": LOW, "high": HIGH, **change}
+    with pytest.raises(error, match=message):
+        smooth_target_action(**args)
+
+
+@pytest.mark.parametrize(
+    "change, error, message",
+    [
+        ({"gamma": "0.99"}, TypeError, "gamma must be a finite number"),
+        ({"terminated": torch.zeros(4, 1, dtype=torch.bool)}, TypeError, r"got a torch.bool tensor.*\.float\(\)"),
+    ],
+)
+def test_bellman_target_names_a_wrong_argument(change, error, message):
+    args = {"reward": torch.ones(4, 1), "terminated": torch.zeros(4, 1), "next_q": torch.ones(4, 1), "gamma": 0.99}
+    with pytest.raises(error, match=message):
+        bellman_target(**{**args, **change})

@@ -1,0 +1,86 @@
+"""Say which argument is wrong when a step fails, at no cost while it works.
+
+The steps run every update, so they validate nothing up front (TD3Config checks what TD3 passes them once).
+When a call raises, `explain_failures` asks the step's `problem` function what is wrong with the arguments, and
+raises its answer (a TypeError or ValueError that says what to pass) from torch's or Python's error; when the
+arguments look right, the original error goes on unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from .counts import is_number
+
+
+def explain_failures(problem: Callable[..., Exception | None]):
+    """Decorate `fn` so that a failed call raises problem(**fn's arguments) when it returns an error."""
+
+    def decorate(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def explained(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as error:
+                if getattr(error, "explained", False):  # an inner step (or a network) already said what is wrong
+                    raise
+                try:
+                    arguments = signature.bind(*args, **kwargs)
+                except TypeError:  # a missing or extra argument: Python's own error says so
+                    raise error from None
+                arguments.apply_defaults()
+                answer = problem(**arguments.arguments)
+                if answer is None:
+                    raise
+                answer.explained = True
+                raise answer from error
+
+        return explained
+
+    return decorate
+
+
+def tensor_problem(where: str, name: str, value, takes: str) -> Exception | None:
+    """A TypeError unless `value` is a torch.Tensor; `takes` says which one."""
+    if isinstance(value, torch.Tensor):
+        return None
+    return TypeError(
+        f"{where}: {name} must be a torch.Tensor, {takes}; got an object of type {type(value).__name__}."
+        f" Convert it first: torch.as_tensor({name}, dtype=torch.float32)."
+    )
+
+
+def number_problem(where: str, name: str, value, takes: str) -> Exception | None:
+    """A TypeError unless `value` is a finite number; `takes` says which one."""
+    if is_number(value):
+        return None
+    return TypeError(f"{where}: {name} must be a finite number, {takes}; got {value!r:.80}.")
+
+
+def module_problem(where: str, name: str, value, takes: str) -> Exception | None:
+    """A TypeError unless `value` is a torch nn.Module; `takes` says which one."""
+    if isinstance(value, nn.Module):
+        return None
+    return TypeError(f"{where}: {name} must be {takes} (a torch nn.Module); got {type(value).__name__}.")
+
+
+def optimizer_problem(where: str, optimizer, network: str) -> Exception | None:
+    """A TypeError unless `optimizer` is a torch.optim.Optimizer (over `network`'s parameters)."""
+    if isinstance(optimizer, torch.optim.Optimizer):
+        return None
+    return TypeError(
+        f"{where}: optimizer must be a torch.optim.Optimizer over the network's parameters, e.g."
+        f" torch.optim.Adam({network}.parameters(), lr=1e-3); got {type(optimizer).__name__}."
+    )
+
+
+def first_problem(*problems: Exception | None) -> Exception | None:
+    """The first of `problems` that is an error, or None."""
+    return next((p for p in problems if p is not None), None)

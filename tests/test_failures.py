@@ -1,0 +1,48 @@
+"""td3_steps.failures: a failed step names the argument at fault; a working one is untouched."""
+
+import pytest
+
+from td3_steps.failures import explain_failures
+
+
+def _ratio_problem(numerator, denominator=1.0):
+    if denominator == 0:
+        return ValueError(f"denominator must not be 0, got {denominator!r}")
+    return None
+
+
+@explain_failures(_ratio_problem)
+def ratio(numerator, denominator=1.0):
+    """numerator / denominator"""
+    return numerator / denominator
+
+
+def test_a_working_call_returns_its_value_and_keeps_its_name_and_source():
+    assert ratio(6.0, denominator=3.0) == 2.0
+    assert ratio.__name__ == "ratio" and ratio.__doc__ == "numerator / denominator"
+    assert "return numerator / denominator" in __import__("inspect").getsource(ratio)
+
+
+def test_a_failure_is_explained_from_the_original_error():
+    with pytest.raises(ValueError, match="denominator must not be 0") as raised:
+        ratio(1.0, 0)
+    assert isinstance(raised.value.__cause__, ZeroDivisionError)
+
+
+def test_a_failure_the_problem_does_not_recognise_goes_on_unchanged():
+    with pytest.raises(TypeError, match="unsupported operand"):  # the problem only knows about zero
+        ratio("a", 2.0)
+
+
+def test_a_wrong_number_of_arguments_is_pythons_own_error():
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        ratio()
+
+
+def test_an_explained_failure_is_not_explained_twice():
+    @explain_failures(lambda denominator: ValueError("outer"))
+    def outer(denominator):
+        return ratio(1.0, denominator)
+
+    with pytest.raises(ValueError, match="denominator must not be 0"):
+        outer(0)

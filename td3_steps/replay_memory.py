@@ -12,6 +12,7 @@ import torch
 
 from .counts import is_count
 from .devices import resolve_device
+from .failures import explain_failures
 
 SAMPLE_ARGUMENTS = (
     "batch_size must be a positive whole number, generator None or a torch.Generator on the memory's device"
@@ -90,29 +91,49 @@ class ReplayMemory:
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in self._tensors().values())
 
+    def _unfit(self, obs, action, reward, next_obs, terminated, truncated=False) -> Exception | None:
+        """Why add() could not store this transition (found after the failure, so add() stays cheap)."""
+        made = f"this memory was made with obs_dim={tuple(self.obs.shape[1:])}, action_dim={self.action.shape[1]}"
+        for name, value, stored in (("obs", obs, self.obs), ("action", action, self.action),
+                                    ("next_obs", next_obs, self.next_obs)):  # fmt: skip
+            try:
+                array = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value)
+            except ValueError:  # a ragged list
+                return ValueError(f"ReplayMemory.add: {name} is not an array of one shape: {value!r:.80}.")
+            if array.shape != stored.shape[1:]:
+                return ValueError(f"ReplayMemory.add: {name} has shape {array.shape}, {made}.")
+            if array.dtype.kind not in "biuf":
+                return ValueError(f"ReplayMemory.add: {name} holds {array.dtype} values, not numbers.")
+        for name, value, kind in (("reward", reward, "one number"), ("terminated", terminated, "True or False"),
+                                  ("truncated", truncated, "True or False")):  # fmt: skip
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                return ValueError(f"ReplayMemory.add: {name} must be {kind}, got {value!r:.80}.")
+        return None
+
+    def _sample_problem(self, batch_size, generator=None) -> Exception:
+        if self.size == 0:
+            return ValueError("The replay memory is empty: add transitions before sampling a batch.")
+        return ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")
+
+    @explain_failures(_unfit)
     def add(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool = False) -> None:
         """Store one transition at `position`, then advance it (wrapping at capacity)."""
         i = self.position
-        try:
-            self.obs[i] = _as_tensor(obs, self.obs.dtype)
-            self.action[i] = _as_tensor(action)
-            self.reward[i] = float(reward)
-            self.next_obs[i] = _as_tensor(next_obs, self.obs.dtype)
-            self.terminated[i] = float(terminated)
-            self.truncated[i] = float(truncated)
-        except (RuntimeError, TypeError, ValueError) as error:  # name what does not fit, not torch's words
-            raise ValueError(self._unfit(obs, action, reward, next_obs, terminated, truncated, error)) from error
+        self.obs[i] = _as_tensor(obs, self.obs.dtype)
+        self.action[i] = _as_tensor(action)
+        self.reward[i] = float(reward)
+        self.next_obs[i] = _as_tensor(next_obs, self.obs.dtype)
+        self.terminated[i] = float(terminated)
+        self.truncated[i] = float(truncated)
         self.position = (i + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
 
+    @explain_failures(_sample_problem)
     def sample(self, batch_size: int, generator: torch.Generator | None = None) -> Batch:
         """Step 4: `batch_size` transitions drawn uniformly, with replacement, from those stored."""
-        if self.size == 0:
-            raise ValueError("The replay memory is empty: add transitions before sampling a batch.")
-        try:
-            index = torch.randint(0, self.size, (batch_size,), device=self.device, generator=generator)
-        except (RuntimeError, TypeError) as error:  # say what to pass, not torch's list of signatures
-            raise ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.") from error
+        index = torch.randint(0, self.size, (batch_size,), device=self.device, generator=generator)
         return Batch(
             self.obs[index], self.action[index], self.reward[index], self.next_obs[index], self.terminated[index]
         )
@@ -157,27 +178,6 @@ class ReplayMemory:
             if (tuple(saved.shape), saved.dtype) != (expected, this.dtype):
                 return f"{name} is {tuple(saved.shape)} {saved.dtype} saved, {expected} {this.dtype} here"
         return None
-
-    def _unfit(self, obs, action, reward, next_obs, terminated, truncated, error: Exception) -> str:
-        """Why add() could not store this transition (found after the failure, so add() stays cheap)."""
-        made = f"this memory was made with obs_dim={tuple(self.obs.shape[1:])}, action_dim={self.action.shape[1]}"
-        for name, value, stored in (("obs", obs, self.obs), ("action", action, self.action),
-                                    ("next_obs", next_obs, self.next_obs)):  # fmt: skip
-            try:
-                array = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value)
-            except ValueError:  # a ragged list
-                return f"ReplayMemory.add: {name} is not an array of one shape: {value!r:.80}."
-            if array.shape != stored.shape[1:]:
-                return f"ReplayMemory.add: {name} has shape {array.shape}, {made}."
-            if array.dtype.kind not in "biuf":
-                return f"ReplayMemory.add: {name} holds {array.dtype} values, not numbers."
-        for name, value, kind in (("reward", reward, "one number"), ("terminated", terminated, "True or False"),
-                                  ("truncated", truncated, "True or False")):  # fmt: skip
-            try:
-                float(value)
-            except (TypeError, ValueError):
-                return f"ReplayMemory.add: {name} must be {kind}, got {value!r:.80}."
-        return f"ReplayMemory.add could not store this transition: {' '.join(str(error).split())}"
 
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {

@@ -34,6 +34,24 @@ def test_run_safely_reports_an_untouched_todo():
     assert result is None and "my_loss(q, y) is not written yet" in problem
 
 
+def test_run_safely_reports_an_exit_and_lets_an_interrupt_through():
+    """sys.exit() in a student's function used to end the check itself (a SystemExit that IPython catches)."""
+
+    def leaves(x):
+        raise SystemExit(3)
+
+    assert run_safely(leaves, 1, what="my_fn(x)") == (
+        None,
+        "my_fn(x) called sys.exit(3) or exit(): a function returns its result instead",
+    )
+
+    def interrupted(x):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # the student stops a long cell: that stays theirs
+        run_safely(interrupted, 1)
+
+
 def test_snapshot_and_changed_name_the_parameters_that_moved():
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Linear(3, 1))

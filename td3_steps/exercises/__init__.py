@@ -77,6 +77,8 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
         return None, f"{what} is not written yet: replace the TODO (the `raise NotImplementedError`) with your code"
     except Exception as error:  # the student's code may fail in any way: say how, in a sentence
         return None, f"{what} raised {type(error).__name__}: {error}"
+    except SystemExit as error:  # sys.exit() or exit() would otherwise end the check (IPython catches it)
+        return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"
 
 
 def snapshot(module: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -32,6 +32,16 @@ class MLP(nn.Module):
     so Q-values and actions, and everything computed from them, stay float32.
     """
 
+    def _size_problem(self, in_dim, hidden, out_dim, *args, owner: str = "This network", **kwargs) -> Exception:
+        """Why the layers could not be made: they need more memory than there is (or than torch can count)."""
+        sizes = [in_dim, *hidden, out_dim]
+        count = sum((n_in + 1) * n_out for n_in, n_out in zip(sizes, sizes[1:]))
+        return ValueError(
+            f"{owner}: its layers {' -> '.join(map(str, sizes))} hold {count:,} parameters, {count * 4 / 2**30:,.1f}"
+            f" GiB in float32, and they could not be made: use smaller layers (TD3Config.net_arch)."
+        )
+
+    @explain_failures(_size_problem)
     def __init__(
         self,
         in_dim: int,

@@ -107,7 +107,7 @@ class ReplayMemory:
         for name, value, kind in (("reward", reward, "one number"), ("terminated", terminated, "True or False"),
                                   ("truncated", truncated, "True or False")):  # fmt: skip
             try:
-                float(value)
+                float(value) if name == "reward" else _flag(value)
             except (TypeError, ValueError):
                 return ValueError(f"ReplayMemory.add: {name} must be {kind}, got {value!r:.80}.")
         return None
@@ -121,12 +121,12 @@ class ReplayMemory:
     def add(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool = False) -> None:
         """Store one transition at `position`, then advance it (wrapping at capacity)."""
         i = self.position
-        self.obs[i] = _as_tensor(obs, self.obs.dtype)
-        self.action[i] = _as_tensor(action)
+        self.obs[i] = _row(obs, self.obs)
+        self.action[i] = _row(action, self.action)
         self.reward[i] = float(reward)
-        self.next_obs[i] = _as_tensor(next_obs, self.obs.dtype)
-        self.terminated[i] = float(terminated)
-        self.truncated[i] = float(truncated)
+        self.next_obs[i] = _row(next_obs, self.next_obs)
+        self.terminated[i] = _flag(terminated)
+        self.truncated[i] = _flag(truncated)
         self.position = (i + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
 
@@ -190,7 +190,18 @@ class ReplayMemory:
         }
 
 
-def _as_tensor(x, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        return x
-    return torch.as_tensor(np.asarray(x), dtype=dtype)
+def _row(x, column: torch.Tensor) -> torch.Tensor:
+    """`x` as one row of `column`, in its dtype. Its shape must be the row's: a number or a (1,) array would
+    otherwise be broadcast silently into every value of the row."""
+    row = x if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x), dtype=column.dtype)
+    if row.shape != column.shape[1:]:
+        raise ValueError(f"a row of shape {tuple(column.shape[1:])}, not {tuple(row.shape)}")
+    return row
+
+
+def _flag(x) -> float:
+    """True or False (1 or 0) as 1.0 or 0.0: any other value would scale the bootstrap term (1 - terminated)."""
+    value = float(x)
+    if value != 0.0 and value != 1.0:
+        raise ValueError(f"a flag is 0 or 1, not {value}")
+    return value

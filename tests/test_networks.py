@@ -215,3 +215,13 @@ def test_make_target_names_what_it_copies():
     actor = Actor(3, [-1.0], [1.0], net_arch=(4,))
     with pytest.raises(TypeError, match=r"make_target: network must be the network to copy.*got OrderedDict"):
         make_target(actor.state_dict())
+
+
+@pytest.mark.parametrize("make", [lambda: Critics(3, 1, net_arch=(10**30,)), lambda: Actor(10**30, [-1.0], [1.0])])
+def test_layers_too_large_to_make_are_named_with_their_size(make):
+    """torch said 'empty(): argument 'size' failed to unpack the object ... Overflow' (or, for layers that merely do
+    not fit in memory, 'DefaultCPUAllocator: can't allocate memory')."""
+    with pytest.raises(
+        ValueError, match=r"parameters, [\d,.]+ GiB in float32, and they could not be made: use smaller"
+    ):
+        make()

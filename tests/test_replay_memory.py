@@ -105,3 +105,24 @@ def test_sampling_sees_only_stored_transitions():
     for _ in range(3):
         memory.add([1.0], [0.0], 1.0, [1.0], False)
     assert torch.all(memory.sample(500).reward == 1.0)  # never an empty slot
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"obs": 5.0}, r"obs has shape \(\), this memory was made with obs_dim=\(3,\)"),
+        ({"next_obs": [5.0]}, r"next_obs has shape \(1,\)"),  # broadcast to [5, 5, 5] before
+        ({"action": torch.zeros(1, 1)}, r"action has shape \(1, 1\)"),
+        ({"terminated": 2.5}, r"terminated must be True or False, got 2.5"),  # (1 - 2.5) would flip the bootstrap
+        ({"truncated": float("nan")}, r"truncated must be True or False, got nan"),
+    ],
+)
+def test_add_refuses_a_value_that_would_be_broadcast_or_scale_the_bootstrap(change, words):
+    memory = ReplayMemory(4, 3, 1)
+    transition = {"obs": [0.0, 1.0, 2.0], "action": [0.5], "reward": 1.0, "next_obs": [1.0, 2.0, 3.0],
+                  "terminated": False, "truncated": False}  # fmt: skip
+    with pytest.raises(ValueError, match=words):
+        memory.add(**{**transition, **change})
+    assert len(memory) == 0 and memory.position == 0
+    memory.add(**{**transition, "terminated": 1, "truncated": np.bool_(False)})  # 1, 0 and numpy bools are flags
+    assert memory.terminated[0].item() == 1.0

@@ -27,7 +27,7 @@ from .callbacks import EvalCallback
 from .config import TD3Config, config_of
 from .counts import check_flag, is_count
 from .critic_update import critic_loss, critic_update, current_q_values
-from .devices import adam, resolve_device, warn_if_bfloat16_is_emulated
+from .devices import adam, check_memory, resolve_device, warn_if_bfloat16_is_emulated
 from .envs import (
     as_env,
     check_action_space,
@@ -106,6 +106,17 @@ class TD3:
             )  # fmt: skip
             # Step 3: the twin critics and their targets.
             self.critics = build_critics(self.observation_space, action_dim, config, net=critic_net, features=shared)
+        # Step 1's shapes (images keep their shape and uint8 dtype), so that what the agent needs is known now.
+        obs_dtype = torch.uint8 if is_image_space(self.observation_space) else torch.float32
+        obs_shape = stored_observation_shape(self.observation_space)
+        parameters = sum(p.numel() for network in (self.actor, self.critics) for p in network.parameters())
+        copies = 4 if self.device.type == "cpu" else 5  # (the moved online one,) target, gradient, Adam's 2 moments
+        check_memory(
+            f"This agent ({parameters:,} network parameters, a replay memory of {config.buffer_size:,} transitions)",
+            copies * 4 * parameters + ReplayMemory.bytes_needed(config.buffer_size, obs_shape, action_dim, obs_dtype),
+            self.device,
+            "lower TD3Config.net_arch or buffer_size",
+        )
         self.actor.to(self.device)
         self.critics.to(self.device)
         self.actor_target = make_target(self.actor)
@@ -115,9 +126,7 @@ class TD3:
         actor_parameters = self.actor.net.parameters() if config.share_features_extractor else self.actor.parameters()
         self.actor_optimizer = adam(actor_parameters, value_at(config.learning_rate, 1.0))
         self.critic_optimizer = adam(self.critics.parameters(), value_at(config.learning_rate, 1.0))
-        # Step 1: the replay memory (images keep their shape and uint8 dtype).
-        obs_dtype = torch.uint8 if is_image_space(self.observation_space) else torch.float32
-        obs_shape = stored_observation_shape(self.observation_space)
+        # Step 1: the replay memory.
         self.memory = ReplayMemory(config.buffer_size, obs_shape, action_dim, self.device, obs_dtype)
 
         self.act_rng = torch.Generator(self.device).manual_seed(derived_seed(self.seed, ACTING))

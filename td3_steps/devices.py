@@ -7,6 +7,8 @@ import warnings
 
 import torch
 
+from .failures import explained
+
 
 def resolve_device(device: str | torch.device) -> torch.device:
     """The device to compute on: "auto" gives CUDA where a GPU is, else the CPU; a named one is checked to exist.
@@ -35,6 +37,39 @@ def resolve_device(device: str | torch.device) -> torch.device:
                 f" cuda:{count - 1}."
             )
     return resolved
+
+
+def memory_left(device: torch.device) -> int | None:
+    """Bytes `device` can still give: on a GPU, torch's free memory; on a Linux CPU, MemAvailable plus SwapFree
+    of /proc/meminfo; None where it is not known (other systems)."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    if device.type != "cpu":
+        return None
+    try:
+        with open("/proc/meminfo") as meminfo:
+            fields = dict(line.split(":", 1) for line in meminfo)
+        return sum(int(fields[name].split()[0]) * 1024 for name in ("MemAvailable", "SwapFree"))
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def check_memory(what: str, nbytes: int, device: torch.device, fix: str) -> None:
+    """A ValueError, before anything is allocated, when `what` needs more than 90% of the bytes `device` has free
+    (the rest is for activations, the environment and whatever else runs).
+
+    Otherwise torch fails with "can't allocate memory" at the one allocation too many, or the system kills the
+    process (a Jupyter kernel dies without a word) while the memory is being filled.
+    """
+    left = memory_left(device)
+    if left is not None and nbytes > 0.9 * left:
+        message = f"{what} needs {in_bytes(nbytes)} on {device}, more than 90% of the {in_bytes(left)} free: {fix}."
+        raise explained(ValueError(message))
+
+
+def in_bytes(nbytes: int) -> str:
+    """A size as people read it: 3.2 GiB, 480.0 MiB."""
+    return f"{nbytes / 2**30:,.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
 
 
 def has_fast_bfloat16(device: torch.device) -> bool:

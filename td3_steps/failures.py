@@ -25,11 +25,11 @@ def explain_failures(problem: Callable[..., Exception | None]):
         signature = inspect.signature(fn)
 
         @functools.wraps(fn)
-        def explained(*args, **kwargs):
+        def step(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
             except Exception as error:
-                if getattr(error, "explained", False):  # an inner step (or a network) already said what is wrong
+                if getattr(error, "explained", False):  # an inner step (or a check) already said what is wrong
                     raise
                 try:
                     arguments = signature.bind(*args, **kwargs)
@@ -39,12 +39,17 @@ def explain_failures(problem: Callable[..., Exception | None]):
                 answer = problem(**arguments.arguments)
                 if answer is None:
                     raise
-                answer.explained = True
-                raise answer from error
+                raise explained(answer) from error
 
-        return explained
+        return step
 
     return decorate
+
+
+def explained(error: Exception) -> Exception:
+    """Mark `error` as saying what is wrong already, so that no step around it explains it again."""
+    error.explained = True
+    return error
 
 
 def tensor_problem(where: str, name: str, value, takes: str) -> Exception | None:

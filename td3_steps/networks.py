@@ -17,9 +17,18 @@ from torch import nn
 
 from .config import ACTIVATIONS, NET_ARCH, TD3Config
 from .counts import is_count, is_sizes
+from .devices import check_memory, in_bytes
 from .envs import check_bounds
 from .failures import explain_failures, module_problem
 from .features import FlattenExtractor, make_features_extractor
+
+CPU = torch.device("cpu")  # where the networks are made, before the agent moves them to its device
+SMALLER_LAYERS = "use smaller layers (TD3Config.net_arch)"
+
+
+def _parameter_count(sizes: Sequence[int]) -> int:
+    """The weights and biases of Linear layers of these widths, input first."""
+    return sum((n_in + 1) * n_out for n_in, n_out in zip(sizes, sizes[1:]))
 
 
 class MLP(nn.Module):
@@ -33,12 +42,12 @@ class MLP(nn.Module):
     """
 
     def _size_problem(self, in_dim, hidden, out_dim, *args, owner: str = "This network", **kwargs) -> Exception:
-        """Why the layers could not be made: they need more memory than there is (or than torch can count)."""
+        """Why the layers could not be made (where check_memory cannot tell): more memory than there is, or than
+        torch can count."""
         sizes = [in_dim, *hidden, out_dim]
-        count = sum((n_in + 1) * n_out for n_in, n_out in zip(sizes, sizes[1:]))
         return ValueError(
-            f"{owner}: its layers {' -> '.join(map(str, sizes))} hold {count:,} parameters, {count * 4 / 2**30:,.1f}"
-            f" GiB in float32, and they could not be made: use smaller layers (TD3Config.net_arch)."
+            f"{owner}: its layers {' -> '.join(map(str, sizes))} need {in_bytes(4 * _parameter_count(sizes))} in"
+            f" float32, and they could not be made: {SMALLER_LAYERS}."
         )
 
     @explain_failures(_size_problem)
@@ -55,6 +64,10 @@ class MLP(nn.Module):
         takes: str = "one row of inputs per example",
     ):
         super().__init__()
+        sizes = [in_dim, *hidden, out_dim]
+        check_memory(
+            f"{owner}, of layers {' -> '.join(map(str, sizes))},", 4 * _parameter_count(sizes), CPU, SMALLER_LAYERS
+        )
         self.owner, self.takes = owner, takes  # for the error when the input has the wrong shape
         layers: list[nn.Module] = []
         for size in hidden:
@@ -232,11 +245,16 @@ class Critics(nn.Module):
         if not is_count(n_critics, 1):
             raise ValueError(f"Critics: n_critics must be a whole number >= 1 (TD3 has 2), got {n_critics!r}.")
         self.features = _features(features, obs_dim)
-        self.members = nn.ModuleList(
-            Critic(obs_dim, action_dim, net_arch, mixed_precision, activation=activation, layer_norm=layer_norm,
-                   net=None if net is None else reinitialised_copy(net))
-            for _ in range(n_critics)
-        )  # fmt: skip
+
+        def critic() -> Critic:
+            return Critic(obs_dim, action_dim, net_arch, mixed_precision, activation=activation,
+                          layer_norm=layer_norm, net=None if net is None else reinitialised_copy(net))  # fmt: skip
+
+        first = critic()
+        each = sum(p.numel() * p.element_size() for p in first.parameters())
+        what = f"{n_critics:,} critics ({n_critics - 1:,} more of {in_bytes(each)})"
+        check_memory(what, (n_critics - 1) * each, CPU, "use fewer (TD3Config.n_critics)")
+        self.members = nn.ModuleList([first, *(critic() for _ in range(n_critics - 1))])
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return self._score(self.members, obs, action)

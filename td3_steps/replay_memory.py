@@ -5,13 +5,14 @@ Taught in notebooks/01_replay_memory.ipynb and notebooks/04_sample_a_batch.ipynb
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from .counts import is_count
-from .devices import resolve_device
+from .devices import check_memory, in_bytes, resolve_device
 from .failures import explain_failures
 
 SAMPLE_ARGUMENTS = (
@@ -64,25 +65,27 @@ class ReplayMemory:
             raise ValueError(f"ReplayMemory obs_dtype must be a torch.dtype such as torch.uint8, got {obs_dtype!r}.")
         self.capacity = capacity
         self.device = resolve_device(device)
-
-        def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-            return torch.zeros(capacity, *shape, dtype=dtype, device=self.device)
-
+        columns = _columns(obs_shape, action_dim, obs_dtype)
+        self.columns = tuple(columns)
+        needed = ReplayMemory.bytes_needed(capacity, obs_shape, action_dim, obs_dtype)
+        what, fix = f"A replay memory of {capacity:,} transitions", "lower the capacity (TD3Config.buffer_size)"
+        check_memory(what, needed, self.device, fix)
         try:
-            self.obs = zeros(*obs_shape, dtype=obs_dtype)
-            self.action = zeros(action_dim)
-            self.reward = zeros(1)
-            self.next_obs = zeros(*obs_shape, dtype=obs_dtype)
-            self.terminated = zeros(1)
-            self.truncated = zeros(1)
-        except RuntimeError as error:  # torch's "can't allocate memory" (torch.OutOfMemoryError on a GPU)
-            per_transition = ReplayMemory(1, obs_shape, action_dim, "cpu", obs_dtype).nbytes
+            for name, (shape, dtype) in columns.items():
+                setattr(self, name, torch.zeros(capacity, *shape, dtype=dtype, device=self.device))
+        except RuntimeError as error:  # torch's "can't allocate memory", where check_memory cannot tell
             raise ValueError(
-                f"A replay memory of {capacity:,} transitions needs {capacity * per_transition / 2**30:,.1f} GiB on"
-                f" {self.device}, and it could not be allocated: lower the capacity (TD3Config.buffer_size)."
+                f"{what} needs {in_bytes(needed)} on {self.device}, and it could not be allocated: {fix}."
             ) from error
         self.position = 0  # where the next transition goes
         self.size = 0  # how many transitions are stored
+
+    @staticmethod
+    def bytes_needed(capacity: int, obs_shape: tuple[int, ...], action_dim: int, obs_dtype: torch.dtype) -> int:
+        """The bytes a memory of `capacity` transitions of these shapes allocates."""
+        return capacity * sum(
+            math.prod(shape) * dtype.itemsize for shape, dtype in _columns(obs_shape, action_dim, obs_dtype).values()
+        )
 
     def __len__(self) -> int:
         return self.size
@@ -180,14 +183,20 @@ class ReplayMemory:
         return None
 
     def _tensors(self) -> dict[str, torch.Tensor]:
-        return {
-            "obs": self.obs,
-            "action": self.action,
-            "reward": self.reward,
-            "next_obs": self.next_obs,
-            "terminated": self.terminated,
-            "truncated": self.truncated,
-        }
+        return {name: getattr(self, name) for name in self.columns}
+
+
+def _columns(obs_shape: tuple[int, ...], action_dim: int, obs_dtype: torch.dtype) -> dict:
+    """Each stored column's name, the shape of one of its rows, and its dtype (images may keep uint8)."""
+    float32 = torch.float32
+    return {
+        "obs": (obs_shape, obs_dtype),
+        "action": ((action_dim,), float32),
+        "reward": ((1,), float32),
+        "next_obs": (obs_shape, obs_dtype),
+        "terminated": ((1,), float32),
+        "truncated": ((1,), float32),
+    }
 
 
 def _row(x, column: torch.Tensor) -> torch.Tensor:

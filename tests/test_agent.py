@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 import td3_steps.agent
+import td3_steps.devices
 from td3_steps import TD3, ConfigError, SpaceError, TD3Config, TrainingError
 from td3_steps.config import field_names
 from td3_steps.envs import make_env
@@ -348,3 +349,15 @@ def test_progress_bar_in_learn(small_config, capsys):
     assert lines[0].startswith("  0%|") and "0/200" in lines[0]
     assert "100/200" in lines[1] and "eval=" in lines[1] and lines[-1].startswith("100%|")
     assert "return=" in lines[-1]
+
+
+def test_an_agent_larger_than_the_free_memory_is_refused_before_it_is_filled(monkeypatch, small_config):
+    """net_arch=(40_000, 40_000) built 19 GiB of networks, then its targets and Adam's moments filled the memory
+    until the system killed the process (a Jupyter kernel dies without a word)."""
+    free = {"bytes": 2**17}
+    monkeypatch.setattr(td3_steps.devices, "memory_left", lambda device: free["bytes"])
+    with pytest.raises(ValueError, match=r"This agent \(\d[\d,]* network parameters, a replay memory of 5,000 transitions\)"
+                       r" needs 0\.\d MiB on cpu, more than 90% of the 0\.1 MiB free: lower TD3Config.net_arch or buffer_size\."):  # fmt: skip
+        TD3("Pendulum-v1", small_config)
+    free["bytes"] = 2**30
+    TD3("Pendulum-v1", small_config)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from td3_steps import TD3, Actor, CheckpointError, Critic, Critics, Policy, SpaceError, make_target
+from td3_steps import TD3, Actor, CheckpointError, Critic, Critics, Policy, SpaceError, devices, make_target
 from td3_steps.networks import MLP
 
 LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
@@ -218,10 +218,25 @@ def test_make_target_names_what_it_copies():
 
 
 @pytest.mark.parametrize("make", [lambda: Critics(3, 1, net_arch=(10**30,)), lambda: Actor(10**30, [-1.0], [1.0])])
-def test_layers_too_large_to_make_are_named_with_their_size(make):
+def test_layers_too_large_to_make_are_named_with_their_size(make, monkeypatch):
     """torch said 'empty(): argument 'size' failed to unpack the object ... Overflow' (or, for layers that merely do
-    not fit in memory, 'DefaultCPUAllocator: can't allocate memory')."""
+    not fit in memory, 'DefaultCPUAllocator: can't allocate memory', or the system killed the process). The free
+    memory is compared first; where it is not known, torch's failure is explained."""
+    with pytest.raises(ValueError, match=r"of layers \d+ -> .* needs [\d,.]+ GiB on cpu, more than 90% of the [\d,.]+ .iB free: use"
+                       r" smaller layers \(TD3Config.net_arch\)\."):  # fmt: skip
+        make()
+    monkeypatch.setattr(devices, "memory_left", lambda device: None)
     with pytest.raises(
-        ValueError, match=r"parameters, [\d,.]+ GiB in float32, and they could not be made: use smaller"
+        ValueError, match=r"its layers \d+ -> .* need [\d,.]+ GiB in float32, and they could not be made"
     ):
         make()
+
+
+def test_more_critics_than_memory_holds_are_refused_before_they_are_made(monkeypatch):
+    """n_critics=10**30 passed every check and made critics until the system killed the process."""
+    monkeypatch.setattr(devices, "memory_left", lambda device: 2**30)
+    with pytest.raises(ValueError, match=r"1,000,000,000,000,000,000,000,000,000,000 critics \(999,999,999,999,999,999,999,999,999,999 more of"
+                       r" [\d.]+ MiB\) needs [\d,.]+ GiB on cpu, more than 90% of"
+                       r" the 1.0 GiB free: use fewer \(TD3Config.n_critics\)\."):  # fmt: skip
+        Critics(3, 1, net_arch=(8,), n_critics=10**30)
+    assert len(Critics(3, 1, net_arch=(8,), n_critics=5).members) == 5

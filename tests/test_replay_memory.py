@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from td3_steps import ReplayMemory
+from td3_steps import ReplayMemory, replay_memory
 from td3_steps.replay_memory import SAMPLE_ARGUMENTS
 
 
@@ -52,12 +52,20 @@ def test_memory_rejects_bad_sizes_devices_and_dtypes_and_empty_sampling():
         ReplayMemory(capacity=2, obs_dim=3, action_dim=2, obs_dtype="uint8")
 
 
-def test_a_memory_larger_than_the_machine_says_so_and_what_to_lower():
+def test_a_memory_larger_than_the_machine_says_so_and_what_to_lower(monkeypatch):
     """torch's "[enforce fail at alloc_cpu.cpp:127] ... can't allocate memory" reached `train --buffer-size` users.
-    10**17 transitions of 40 bytes are more than even a 57-bit address space, so no machine allocates them."""
-    with pytest.raises(ValueError, match=r"of 100,000,000,000,000,000 transitions needs 3,725,290,298\.5 GiB on cpu,"
-                       r" and it could not be allocated: lower the capacity \(TD3Config.buffer_size\)\."):  # fmt: skip
+    10**17 transitions of 40 bytes are more than even a 57-bit address space, so no machine allocates them. The
+    free memory is compared before anything is allocated; where it is not known, torch's failure is explained."""
+    needs = r"of 100,000,000,000,000,000 transitions needs 3,725,290,298\.5 GiB on cpu, "
+    with pytest.raises(
+        ValueError,
+        match=needs + r"more than 90% of the [\d,.]+ .iB free: lower the capacity \(TD3Config.buffer_size\)\.",
+    ):
         ReplayMemory(capacity=10**17, obs_dim=3, action_dim=1)
+    monkeypatch.setattr(replay_memory, "check_memory", lambda *args: None)  # a system that does not say
+    with pytest.raises(ValueError, match=needs + r"and it could not be allocated: lower the capacity"):
+        ReplayMemory(capacity=10**17, obs_dim=3, action_dim=1)
+    assert ReplayMemory.bytes_needed(10, (3,), 1, torch.float32) == ReplayMemory(10, 3, 1).nbytes == 10 * 40
 
 
 def test_a_transition_that_does_not_fit_is_named_and_not_stored():

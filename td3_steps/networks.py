@@ -41,16 +41,6 @@ class MLP(nn.Module):
     so Q-values and actions, and everything computed from them, stay float32.
     """
 
-    def _size_problem(self, in_dim, hidden, out_dim, *args, owner: str = "This network", **kwargs) -> Exception:
-        """Why the layers could not be made (where check_memory cannot tell): more memory than there is, or than
-        torch can count."""
-        sizes = [in_dim, *hidden, out_dim]
-        return ValueError(
-            f"{owner}: its layers {' -> '.join(map(str, sizes))} need {in_bytes(4 * _parameter_count(sizes))} in"
-            f" float32, and they could not be made: {SMALLER_LAYERS}."
-        )
-
-    @explain_failures(_size_problem)
     def __init__(
         self,
         in_dim: int,
@@ -65,19 +55,23 @@ class MLP(nn.Module):
     ):
         super().__init__()
         sizes = [in_dim, *hidden, out_dim]
-        check_memory(
-            f"{owner}, of layers {' -> '.join(map(str, sizes))},", 4 * _parameter_count(sizes), CPU, SMALLER_LAYERS
-        )
+        what, needed = f"{owner}, of layers {' -> '.join(map(str, sizes))},", 4 * _parameter_count(sizes)
+        check_memory(what, needed, CPU, SMALLER_LAYERS)
         self.owner, self.takes = owner, takes  # for the error when the input has the wrong shape
         layers: list[nn.Module] = []
-        for size in hidden:
-            layers.append(nn.Linear(in_dim, size))
-            if layer_norm:
-                layers.append(nn.LayerNorm(size))
-            layers.append(activation_layer(activation))
-            in_dim = size
-        self.hidden = nn.Sequential(*layers)
-        self.out = nn.Linear(in_dim, out_dim)
+        try:
+            for size in hidden:
+                layers.append(nn.Linear(in_dim, size))
+                if layer_norm:
+                    layers.append(nn.LayerNorm(size))
+                layers.append(activation_layer(activation))
+                in_dim = size
+            out = nn.Linear(in_dim, out_dim)
+        except (RuntimeError, TypeError) as error:  # can't allocate, or can't count, where check_memory cannot tell
+            raise ValueError(
+                f"{what} needs {in_bytes(needed)} in float32 and could not be made: {SMALLER_LAYERS}."
+            ) from error
+        self.hidden, self.out = nn.Sequential(*layers), out
         self.mixed_precision = mixed_precision
 
     def _input_problem(self, x) -> Exception | None:

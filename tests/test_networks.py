@@ -227,7 +227,7 @@ def test_layers_too_large_to_make_are_named_with_their_size(make, monkeypatch):
         make()
     monkeypatch.setattr(devices, "memory_left", lambda device: None)
     with pytest.raises(
-        ValueError, match=r"its layers \d+ -> .* need [\d,.]+ GiB in float32, and they could not be made"
+        ValueError, match=r"of layers \d+ -> .*, needs [\d,.]+ GiB in float32 and could not be made: use smaller"
     ):
         make()
 

@@ -229,7 +229,7 @@ class TD3:
                 f"callback and log take functions (callback(model), log(row)), or a list of callbacks; got"
                 f" {not_callable[0]!r}."
             )
-        if eval_freq != 0:
+        if not (is_count(eval_freq) and eval_freq == 0):  # 0: no evaluation; anything else EvalCallback checks
             callbacks.insert(0, EvalCallback(eval_freq, eval_episodes))
         self._learn_end = self.num_steps + total_timesteps
         self._logs = [f for f in (log, self._tensorboard) if f is not None]

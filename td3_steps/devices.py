@@ -39,6 +39,9 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return resolved
 
 
+CPU = torch.device("cpu")  # where networks are made, before the agent moves them to its device
+
+
 def memory_left(device: torch.device) -> int | None:
     """Bytes `device` can still give: on a GPU, torch's free memory; on a Linux CPU, MemAvailable plus SwapFree
     of /proc/meminfo; None where it is not known (other systems)."""

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from .counts import is_count, is_sizes
+from .devices import CPU, check_memory
 from .envs import SpaceError, is_image_space, stored_observation_shape
 
 
@@ -78,6 +79,8 @@ class NatureCNN(nn.Module):
         )
         with torch.no_grad():
             n_flat = self.cnn(torch.zeros(1, channels, height, width)).shape[1]
+        check_memory(f"NatureCNN's last layer, {n_flat:,} -> {features_dim:,},", 4 * (n_flat + 1) * features_dim, CPU,
+                     "use a smaller features_dim, e.g. 512")  # fmt: skip
         self.linear = nn.Sequential(nn.Linear(n_flat, features_dim), nn.ReLU())
         self.features_dim = features_dim
 

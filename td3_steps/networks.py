@@ -17,12 +17,11 @@ from torch import nn
 
 from .config import ACTIVATIONS, NET_ARCH, TD3Config
 from .counts import is_count, is_sizes
-from .devices import check_memory, in_bytes
+from .devices import CPU, check_memory, in_bytes
 from .envs import check_bounds
 from .failures import explain_failures, module_problem
 from .features import FlattenExtractor, make_features_extractor
 
-CPU = torch.device("cpu")  # where the networks are made, before the agent moves them to its device
 SMALLER_LAYERS = "use smaller layers (TD3Config.net_arch)"
 
 

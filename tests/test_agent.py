@@ -361,3 +361,12 @@ def test_an_agent_larger_than_the_free_memory_is_refused_before_it_is_filled(mon
         TD3("Pendulum-v1", small_config)
     free["bytes"] = 2**30
     TD3("Pendulum-v1", small_config)
+
+
+def test_learn_refuses_an_eval_freq_that_is_not_a_count(small_config):
+    """eval_freq=torch.zeros(0) said "Boolean value of Tensor with no values is ambiguous"; False meant no evaluation."""
+    agent = TD3("Pendulum-v1", small_config)
+    for eval_freq in (torch.zeros(0), False, -5, 2.5):
+        with pytest.raises(ValueError, match="eval_freq must be a positive number of steps .learn: 0 for none."):
+            agent.learn(10, eval_freq=eval_freq)
+    assert agent.num_steps == 0

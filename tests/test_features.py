@@ -66,3 +66,9 @@ def test_extractors_made_by_hand_refuse_shapes_they_cannot_read(make, words):
     with pytest.raises(ValueError, match=words):
         make()
     assert FlattenExtractor((4, 4), images=True).features_dim == 16 and NatureCNN((3, 36, 36)).features_dim == 512
+
+
+def test_a_nature_cnn_too_large_to_make_is_refused_with_its_size():
+    """features_dim=10**30 gave torch's "empty(): argument 'size' failed to unpack the object ... Overflow"."""
+    with pytest.raises(ValueError, match=r"NatureCNN's last layer, 64 -> 1,000,.*,000, needs .* GiB on cpu, more than"):
+        NatureCNN((36, 36, 3), features_dim=10**30)

@@ -1,4 +1,4 @@
-"""td3_steps.devices: the device asked for, and the warning where bfloat16 would be emulated."""
+"""td3_steps.devices: the device asked for, the warning where bfloat16 would be emulated, and the memory check."""
 
 import warnings
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import td3_steps.devices
-from td3_steps import TD3
+from td3_steps import TD3, devices
 from td3_steps.devices import adam, resolve_device
 
 
@@ -53,3 +53,16 @@ def test_mixed_precision_warns_where_bfloat16_is_emulated(monkeypatch, small_con
         warnings.simplefilter("error")
         TD3("Pendulum-v1", small_config.replace(mixed_precision=True), device="cpu")
         TD3("Pendulum-v1", small_config, device="cpu")
+
+
+def test_check_memory_refuses_more_than_ninety_percent_of_the_free_memory(monkeypatch):
+    cpu = torch.device("cpu")
+    left = devices.memory_left(cpu)
+    assert left is None or left > 0  # /proc/meminfo where there is one
+    monkeypatch.setattr(devices, "memory_left", lambda device: 10 * 2**30)
+    devices.check_memory("A table", 9 * 2**30, cpu, "make it smaller")  # 90% of the free memory fits
+    with pytest.raises(ValueError, match=r"^A table needs 9\.5 GiB on cpu, more than 90% of the 10\.0 GiB free: make"):
+        devices.check_memory("A table", 19 * 2**29, cpu, "make it smaller")
+    monkeypatch.setattr(devices, "memory_left", lambda device: None)  # a system that does not say: no check
+    devices.check_memory("A table", 2**80, cpu, "make it smaller")
+    assert devices.in_bytes(3 * 2**29) == "1.5 GiB" and devices.in_bytes(480 * 2**20) == "480.0 MiB"

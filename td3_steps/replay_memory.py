@@ -94,7 +94,7 @@ class ReplayMemory:
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in self._tensors().values())
 
-    def _unfit(self, obs, action, reward, next_obs, terminated, truncated=False) -> Exception | None:
+    def _unfit(self, obs, action, reward, next_obs, terminated, truncated) -> Exception | None:
         """Why add() could not store this transition (found after the failure, so add() stays cheap)."""
         made = f"this memory was made with obs_dim={tuple(self.obs.shape[1:])}, action_dim={self.action.shape[1]}"
         for name, value, stored in (("obs", obs, self.obs), ("action", action, self.action),
@@ -107,15 +107,16 @@ class ReplayMemory:
                 return ValueError(f"ReplayMemory.add: {name} has shape {array.shape}, {made}.")
             if array.dtype.kind not in "biuf":
                 return ValueError(f"ReplayMemory.add: {name} holds {array.dtype} values, not numbers.")
-        for name, value, kind in (("reward", reward, "one number"), ("terminated", terminated, "True or False"),
-                                  ("truncated", truncated, "True or False")):  # fmt: skip
+        for name, value, kind, read in (("reward", reward, "one number", float),
+                                        ("terminated", terminated, "True or False", _flag),
+                                        ("truncated", truncated, "True or False", _flag)):  # fmt: skip
             try:
-                float(value) if name == "reward" else _flag(value)
+                read(value)  # as add() reads it
             except (TypeError, ValueError):
                 return ValueError(f"ReplayMemory.add: {name} must be {kind}, got {value!r:.80}.")
         return None
 
-    def _sample_problem(self, batch_size, generator=None) -> Exception:
+    def _sample_problem(self, batch_size, generator) -> Exception:
         if self.size == 0:
             return ValueError("The replay memory is empty: add transitions before sampling a batch.")
         return ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")

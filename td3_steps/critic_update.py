@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .failures import explain_failures, optimizer_problem, tensor_problem
+from .failures import device_problem, explain_failures, optimizer_problem, tensor_problem
 from .shapes import check_column, check_q_values
 
 
@@ -23,6 +23,14 @@ def current_q_values(critics: nn.Module, obs: torch.Tensor, action: torch.Tensor
     return critics(obs, action)
 
 
+def _critic_loss_problem(q_values, target) -> Exception | None:
+    if not isinstance(q_values, (tuple, list)):
+        return None  # check_q_values has said what it must be
+    columns = {f"Q{i}": q for i, q in enumerate(q_values, start=1)}
+    return device_problem("critic_loss", "Q1's", {**columns, "target": target})
+
+
+@explain_failures(_critic_loss_problem)
 def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> torch.Tensor:
     """Step 11: L = MSE(Q_1, y) + MSE(Q_2, y), one target y for every critic.
 

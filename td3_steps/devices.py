@@ -43,10 +43,12 @@ CPU = torch.device("cpu")  # where networks are made, before the agent moves the
 
 
 def memory_left(device: torch.device) -> int | None:
-    """Bytes `device` can still give: on a GPU, torch's free memory; on a Linux CPU, MemAvailable plus SwapFree
-    of /proc/meminfo; None where it is not known (other systems)."""
+    """Bytes `device` can still give: on a GPU, the driver's free memory plus what torch's caching allocator holds
+    unused (freed tensors it keeps for reuse, such as a deleted agent's); on a Linux CPU, MemAvailable plus
+    SwapFree of /proc/meminfo; None where it is not known (other systems)."""
     if device.type == "cuda":
-        return torch.cuda.mem_get_info(device)[0]
+        unused = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return torch.cuda.mem_get_info(device)[0] + unused
     if device.type != "cpu":
         return None
     try:

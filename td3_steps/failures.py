@@ -86,6 +86,23 @@ def optimizer_problem(where: str, optimizer, network: str) -> Exception | None:
     )
 
 
+def device_problem(where: str, owner: str, tensors: dict) -> Exception | None:
+    """A ValueError when a tensor in `tensors` (name: value; values that are no tensors are skipped) is not on the
+    device of the first one, `owner`'s: a student's CPU tensor beside a network on the GPU, say."""
+    named = [(name, value) for name, value in tensors.items() if isinstance(value, torch.Tensor)]
+    if not named:
+        return None
+    device = named[0][1].device
+    off = [name for name, value in named[1:] if value.device != device]
+    if not off:
+        return None
+    got = ", ".join(f"{name} on {value.device}" for name, value in named[1:] if name in off)
+    return ValueError(
+        f"{where}: everything must be on {owner} device, {device}; got {got}."
+        f" Move {'it' if len(off) == 1 else 'them'} first: {', '.join(f'{name}.to({str(device)!r})' for name in off)}."
+    )
+
+
 def first_problem(*problems: Exception | None) -> Exception | None:
     """The first of `problems` that is an error, or None."""
     return next((p for p in problems if p is not None), None)

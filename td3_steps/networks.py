@@ -19,7 +19,7 @@ from .config import ACTIVATIONS, NET_ARCH, TD3Config
 from .counts import is_count, is_sizes
 from .devices import CPU, check_memory, in_bytes
 from .envs import check_bounds
-from .failures import explain_failures, module_problem
+from .failures import device_problem, explain_failures, module_problem
 from .features import FlattenExtractor, make_features_extractor
 
 SMALLER_LAYERS = "use smaller layers (TD3Config.net_arch)"
@@ -198,6 +198,11 @@ class Critic(nn.Module):
                     f"A critic takes the {name} as a torch.Tensor, one row per observation; got an object of type"
                     f" {type(value).__name__}. Convert it first: torch.as_tensor(x, dtype=torch.float32)."
                 )
+        problem = device_problem(
+            "A critic", "its weights'", {"weights": next(self.parameters(), None), "obs": obs, "action": action}
+        )
+        if problem is not None:
+            return problem
         if action.ndim != obs.ndim or action.shape[0] != obs.shape[0]:
             flat = self.action_dim == 1 and action.shape == obs.shape[:1]
             hint = " Use action.unsqueeze(1) (or .reshape(-1, 1))." if flat else ""

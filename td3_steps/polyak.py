@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .failures import explain_failures, first_problem, module_problem, number_problem
+from .failures import device_problem, explain_failures, first_problem, module_problem, number_problem
 
 
 def _polyak_problem(online, target, tau) -> Exception | None:
@@ -23,7 +23,8 @@ def _polyak_problem(online, target, tau) -> Exception | None:
             f"{where} needs a target with the same architecture as the online network, as make_target(online)"
             f" makes it: the online network's parameters have shapes {shapes[0]}, the target's {shapes[1]}."
         )
-    return None
+    first = {"online": next(online.parameters(), None), "target": next(target.parameters(), None)}
+    return device_problem(where, "the online network's", first)
 
 
 @torch.no_grad()

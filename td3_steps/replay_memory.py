@@ -119,6 +119,11 @@ class ReplayMemory:
     def _sample_problem(self, batch_size, generator) -> Exception:
         if self.size == 0:
             return ValueError("The replay memory is empty: add transitions before sampling a batch.")
+        if isinstance(generator, torch.Generator) and generator.device.type != self.device.type:
+            return ValueError(
+                f"ReplayMemory.sample: the generator draws on {generator.device} and the memory is on {self.device}:"
+                f" use torch.Generator(device='{self.device}')."
+            )
         return ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")
 
     @explain_failures(_unfit)

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from .counts import is_number
-from .failures import explain_failures, first_problem, number_problem, tensor_problem
+from .failures import device_problem, explain_failures, first_problem, number_problem, tensor_problem
 from .shapes import check_column, check_q_values
 
 
@@ -51,10 +51,9 @@ def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> E
                 f"{where}: {name} holds one bound per action dimension, shape {tuple(action.shape[-1:])}"
                 f" for actions of shape {tuple(action.shape)}; got shape {tuple(bound.shape)}."
             )
-        if isinstance(bound, torch.Tensor) and bound.device != action.device:
-            return ValueError(
-                f"{where}: {name} is on {bound.device} and the actions on {action.device}: move both to one device."
-            )
+    problem = device_problem(where, "the actions'", {"action": action, "low": low, "high": high})
+    if problem is not None:
+        return problem
     if generator is not None and not isinstance(generator, torch.Generator):
         return TypeError(f"{where}: generator must be a torch.Generator or None; got {type(generator).__name__}.")
     if generator is not None and generator.device.type != action.device.type:
@@ -120,10 +119,7 @@ def _bellman_problem(reward, terminated, next_q, gamma) -> Exception | None:
             "bellman_target: terminated must be a float column of 0.0 and 1.0, as ReplayMemory stores"
             " it; got a torch.bool tensor. Convert it first: terminated.float()."
         )
-    devices = {name: str(column.device) for name, column in columns.items()}
-    if len(set(devices.values())) > 1:
-        return ValueError(f"bellman_target: the three columns must be on one device; got {devices}.")
-    return None
+    return device_problem("bellman_target", "next_q's", {"next_q": next_q, "reward": reward, "terminated": terminated})
 
 
 @torch.no_grad()

@@ -358,9 +358,9 @@ def test_an_agent_larger_than_the_free_memory_is_refused_before_it_is_filled(mon
     monkeypatch.setattr(td3_steps.devices, "memory_left", lambda device: free["bytes"])
     with pytest.raises(ValueError, match=r"This agent \(\d[\d,]* network parameters, a replay memory of 5,000 transitions\)"
                        r" needs 0\.\d MiB on cpu, more than 90% of the 0\.1 MiB free: lower TD3Config.net_arch or buffer_size\."):  # fmt: skip
-        TD3("Pendulum-v1", small_config)
+        TD3("Pendulum-v1", small_config, device="cpu")
     free["bytes"] = 2**30
-    TD3("Pendulum-v1", small_config)
+    TD3("Pendulum-v1", small_config, device="cpu")
 
 
 def test_learn_refuses_an_eval_freq_that_is_not_a_count(small_config):

@@ -34,6 +34,14 @@ def test_critic_loss_takes_the_critics_tuple_not_one_tensor_nor_nothing(q_values
         critic_loss(q_values, torch.zeros(5, 1))
 
 
+def test_critic_loss_names_a_target_on_another_device():
+    """torch said "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    (a meta tensor stands for a GPU's here; tests/test_cuda.py meets the real one)."""
+    q = torch.zeros(5, 1)
+    with pytest.raises(ValueError, match=r"critic_loss: everything must be on Q1's device, cpu; got target on meta"):
+        critic_loss((q, q), torch.zeros(5, 1, device="meta"))
+
+
 # ---------------------------------------------------------------- step 12: critic update
 def test_critic_update_moves_only_the_critics():
     torch.manual_seed(0)

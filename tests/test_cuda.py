@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from td3_steps import TD3, Policy
+from td3_steps import TD3, Critics, Policy, ReplayMemory
 from td3_steps.cli import main
+from td3_steps.devices import memory_left
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -76,6 +77,46 @@ def test_checkpoints_and_actor_files_move_between_gpu_and_cpu(tmp_path, small_co
 def test_a_gpu_index_that_is_not_there_is_named():
     with pytest.raises(ValueError, match="this machine has .* CUDA GPU"):
         TD3("Pendulum-v1", device=f"cuda:{torch.cuda.device_count()}")
+
+
+def test_memory_left_counts_the_blocks_torch_keeps_for_reuse():
+    """A freed tensor's block stays with torch's caching allocator: the driver counts it as used, but the next
+    allocation takes it, so an agent made after another was deleted (in a notebook, say) is not refused for it."""
+    cuda = torch.device("cuda")
+    block = torch.empty(2**28, device=cuda)  # 1 GiB
+    del block
+    try:
+        assert torch.cuda.memory_reserved(cuda) - torch.cuda.memory_allocated(cuda) >= 2**30
+        assert memory_left(cuda) >= torch.cuda.mem_get_info(cuda)[0] + 2**30
+    finally:
+        torch.cuda.empty_cache()
+
+
+def test_an_agent_or_memory_too_large_for_the_gpu_is_refused_before_anything_is_allocated(small_config):
+    """A replay memory as large as the GPU's free memory, which the host's memory could hold: the refusal names the
+    GPU, and nothing is left allocated on it."""
+    cuda = torch.device("cuda")
+    capacity = memory_left(cuda) // ReplayMemory.bytes_needed(1, (3,), 1, torch.float32)
+    allocated = torch.cuda.memory_allocated(cuda)
+    fits = "more than 90% of the .* free"
+    with pytest.raises(ValueError, match=f"needs .* on cuda, {fits}: lower TD3Config.net_arch or buffer_size"):
+        TD3("Pendulum-v1", small_config.replace(buffer_size=capacity), device="cuda")
+    with pytest.raises(ValueError, match=f"A replay memory of {capacity:,} transitions needs .* on cuda, {fits}"):
+        ReplayMemory(capacity, 3, 1, device="cuda")
+    assert torch.cuda.memory_allocated(cuda) == allocated
+
+
+def test_a_cpu_tensor_or_generator_beside_the_gpu_is_named():
+    """torch said "Expected all tensors to be on the same device, but got tensors is on cpu, different from other
+    tensors on cuda:0 (when checking argument in method wrapper_CUDA_cat)"; the steps' own checks of this are
+    tested on the CPU with meta tensors."""
+    critics = Critics(3, 1, net_arch=(16, 16)).to("cuda")
+    with pytest.raises(ValueError, match=r"A critic: everything must be on its weights. device, cuda:0; got obs on"):
+        critics(torch.zeros(8, 3), torch.zeros(8, 1, device="cuda"))
+    memory = ReplayMemory(10, 3, 1, device="cuda")
+    memory.add(np.zeros(3), np.zeros(1), 0.0, np.zeros(3), False)
+    with pytest.raises(ValueError, match=r"generator draws on cpu and the memory is on cuda: use torch.Generator"):
+        memory.sample(2, generator=torch.Generator())
 
 
 def test_mixed_precision_on_the_gpu_keeps_weights_and_values_float32(small_config):

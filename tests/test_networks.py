@@ -95,6 +95,11 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
          r"got actions of shape \(8,\) for observations of shape \(8, 3\)\. Use action.unsqueeze\(1\)"),
         (lambda a, c: c(torch.zeros(8, 3), np.zeros((8, 1), np.float32)), TypeError,
          r"A critic takes the actions as a torch.Tensor, .*; got an object of type ndarray\."),
+        (lambda a, c: c(torch.zeros(8, 3), torch.zeros(8, 1, device="meta")), ValueError,
+         r"A critic: everything must be on its weights' device, cpu; got action on meta\. Move it first:"
+         r" action.to\('cpu'\)\."),
+        (lambda a, c: c.q1(torch.zeros(8, 3, device="meta"), torch.zeros(8, 1)), ValueError,
+         r"got obs on meta\. Move it first: obs.to\('cpu'\)"),
     ],
 )  # fmt: skip
 def test_inputs_of_the_wrong_shape_or_kind_are_named_not_torchs_matrix_error(call, error, words):

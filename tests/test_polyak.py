@@ -51,3 +51,5 @@ def test_polyak_names_a_wrong_argument():
     ):
         with pytest.raises(TypeError, match=message):
             polyak_update(*args)
+    with pytest.raises(ValueError, match=r"online network's device, cpu; got target on meta\. .* target.to\('cpu'\)"):
+        polyak_update(online, make_target(online).to("meta"), 0.5)  # a meta tensor stands for a GPU's here

@@ -108,6 +108,7 @@ def test_bellman_target_refuses_flat_vectors(bad):
         ({"low": "low"}, TypeError, "low must be a tensor of shape .action_dim,."),
         ({"high": torch.ones(3)}, ValueError, r"high holds one bound per action dimension, shape \(2,\)"),
         ({"generator": 5}, TypeError, "generator must be a torch.Generator or None"),
+        ({"low": LOW.to("meta")}, ValueError, r"the actions' device, cpu; got low on meta\. Move it first: low.to"),
     ],
 )
 def test_smoothing_names_a_wrong_argument(change, error, message):
@@ -121,6 +122,7 @@ def test_smoothing_names_a_wrong_argument(change, error, message):
     [
         ({"gamma": "0.99"}, TypeError, "gamma must be a finite number"),
         ({"terminated": torch.zeros(4, 1, dtype=torch.bool)}, TypeError, r"got a torch.bool tensor.*\.float\(\)"),
+        ({"reward": torch.ones(4, 1, device="meta")}, ValueError, r"next_q's device, cpu; got reward on meta"),
     ],
 )
 def test_bellman_target_names_a_wrong_argument(change, error, message):

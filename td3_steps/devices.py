@@ -1,4 +1,5 @@
-"""Where the agent computes: the device, whether it multiplies bfloat16 natively, and Adam fused for it."""
+"""Where the agent computes: the device, the memory it has left, whether it multiplies bfloat16 natively, and Adam
+fused for it."""
 
 from __future__ import annotations
 

@@ -51,12 +51,13 @@ class MLP(nn.Module):
         *,
         owner: str = "This network",
         takes: str = "one row of inputs per example",
+        inputs: str = "the input",
     ):
         super().__init__()
         sizes = [in_dim, *hidden, out_dim]
         what, needed = f"{owner}, of layers {' -> '.join(map(str, sizes))},", 4 * _parameter_count(sizes)
         check_memory(what, needed, CPU, SMALLER_LAYERS)
-        self.owner, self.takes = owner, takes  # for the error when the input has the wrong shape
+        self.owner, self.takes, self.inputs = owner, takes, inputs  # for the error when the input does not fit
         layers: list[nn.Module] = []
         try:
             for size in hidden:
@@ -86,9 +87,11 @@ class MLP(nn.Module):
         if x.ndim == 0 or x.shape[-1] != width:  # (B, width) is usual; torch's Linear reads any leading axes
             return ValueError(f"{expected}; got shape {tuple(x.shape)}.")
         if x.dtype != dtype:
-            return TypeError(f"{expected}; got a {x.dtype} tensor. Convert it first: x.to({dtype}).")
+            return TypeError(f"{expected}; got a {x.dtype} tensor. Convert {self.inputs} first: .to({dtype}).")
         if x.device != device:
-            return ValueError(f"{expected}, on {device}; got a tensor on {x.device}. Move it first: x.to('{device}').")
+            return ValueError(
+                f"{expected}, on {device}; got a tensor on {x.device}. Move {self.inputs} first: .to('{device}')."
+            )
         return None
 
     @explain_failures(_input_problem)
@@ -151,7 +154,7 @@ class Actor(nn.Module):
         self.features = _features(features, obs_dim)
         self.net = net if net is not None else MLP(
             obs_dim, net_arch, low.numel(), mixed_precision, activation, layer_norm,
-            owner="The actor", takes=f"one observation of {obs_dim} values per row",
+            owner="The actor", takes=f"one observation of {obs_dim} values per row", inputs="the observations",
         )  # fmt: skip
         # What Policy.save writes so that Policy.load can rebuild this actor (TD3Config field names).
         self.architecture = {
@@ -186,6 +189,7 @@ class Critic(nn.Module):
         self.net = net if net is not None else MLP(
             obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm, owner="A critic",
             takes=f"per row, the observation ({obs_dim} values) and the action ({action_dim}) side by side",
+            inputs="the observations and actions",
         )  # fmt: skip
         self.action_dim = action_dim  # for the error when the actions do not fit
 

@@ -81,8 +81,8 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
         (lambda a, c: a(np.zeros((8, 3), np.float32)), TypeError,
          r"The actor takes .*; got an object of type ndarray\. Convert it first: torch.as_tensor"),
         (lambda a, c: a(torch.zeros(8, 3, dtype=torch.float64)), TypeError,
-         r"got a torch.float64 tensor\. Convert it first: x.to\(torch.float32\)\."),
-        (lambda a, c: a(torch.zeros(8, 3, device="meta")), ValueError, r"on cpu; got a tensor on meta\. Move it first"),
+         r"got a torch.float64 tensor\. Convert the observations first: \.to\(torch.float32\)\."),
+        (lambda a, c: a(torch.zeros(8, 3, device="meta")), ValueError, r"on cpu; got a tensor on meta\. Move the observations first: \.to\('cpu'\)\."),
         (lambda a, c: c(torch.zeros(8, 5), torch.zeros(8, 1)), ValueError,
          r"A critic takes a torch.float32 tensor of shape \(B, 4\): per row, the observation \(3 values\) and the"
          r" action \(1\) side by side; got shape \(8, 6\)\."),

@@ -93,14 +93,26 @@ def device_problem(where: str, owner: str, tensors: dict) -> Exception | None:
     if not named:
         return None
     device = named[0][1].device
-    off = [name for name, value in named[1:] if value.device != device]
+    off = [(name, value.device) for name, value in named[1:] if value.device != device]
     if not off:
         return None
-    got = ", ".join(f"{name} on {value.device}" for name, value in named[1:] if name in off)
+    got = ", ".join(f"{name} on {elsewhere}" for name, elsewhere in off)
+    moves = ", ".join(f"{name}.to('{device}')" for name, _ in off)
     return ValueError(
         f"{where}: everything must be on {owner} device, {device}; got {got}."
-        f" Move {'it' if len(off) == 1 else 'them'} first: {', '.join(f'{name}.to({str(device)!r})' for name in off)}."
+        f" Move {'it' if len(off) == 1 else 'them'} first: {moves}."
     )
+
+
+def generator_problem(where: str, generator, device: torch.device, holder: str) -> Exception | None:
+    """A ValueError when `generator` is a torch.Generator that draws on another kind of device than `device`,
+    where `holder` ("the actions are", "the memory is") is: torch cannot draw there with it."""
+    if isinstance(generator, torch.Generator) and generator.device.type != device.type:
+        return ValueError(
+            f"{where}: the generator draws on {generator.device} and {holder} on {device}:"
+            f" use torch.Generator(device='{device}')."
+        )
+    return None
 
 
 def first_problem(*problems: Exception | None) -> Exception | None:

@@ -13,7 +13,7 @@ import torch
 
 from .counts import is_count
 from .devices import check_memory, in_bytes, resolve_device
-from .failures import explain_failures
+from .failures import explain_failures, generator_problem
 
 SAMPLE_ARGUMENTS = (
     "batch_size must be a positive whole number, generator None or a torch.Generator on the memory's device"
@@ -119,11 +119,9 @@ class ReplayMemory:
     def _sample_problem(self, batch_size, generator) -> Exception:
         if self.size == 0:
             return ValueError("The replay memory is empty: add transitions before sampling a batch.")
-        if isinstance(generator, torch.Generator) and generator.device.type != self.device.type:
-            return ValueError(
-                f"ReplayMemory.sample: the generator draws on {generator.device} and the memory is on {self.device}:"
-                f" use torch.Generator(device='{self.device}')."
-            )
+        problem = generator_problem("ReplayMemory.sample", generator, self.device, "the memory is")
+        if problem is not None:
+            return problem
         return ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")
 
     @explain_failures(_unfit)

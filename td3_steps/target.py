@@ -18,7 +18,14 @@ import torch
 from torch import nn
 
 from .counts import is_number
-from .failures import device_problem, explain_failures, first_problem, number_problem, tensor_problem
+from .failures import (
+    device_problem,
+    explain_failures,
+    first_problem,
+    generator_problem,
+    number_problem,
+    tensor_problem,
+)
 from .shapes import check_column, check_q_values
 
 
@@ -56,12 +63,7 @@ def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> E
         return problem
     if generator is not None and not isinstance(generator, torch.Generator):
         return TypeError(f"{where}: generator must be a torch.Generator or None; got {type(generator).__name__}.")
-    if generator is not None and generator.device.type != action.device.type:
-        return ValueError(
-            f"{where}: the generator draws on {generator.device} and the actions are on"
-            f" {action.device}: use torch.Generator(device=action.device)."
-        )
-    return None
+    return generator_problem(where, generator, action.device, "the actions are")
 
 
 @explain_failures(_smoothing_problem)

@@ -1,8 +1,9 @@
 """td3_steps.failures: a failed step names the argument at fault; a working one is untouched."""
 
 import pytest
+import torch
 
-from td3_steps.failures import explain_failures
+from td3_steps.failures import explain_failures, generator_problem
 
 
 def _ratio_problem(numerator, denominator=1.0):
@@ -46,3 +47,14 @@ def test_an_explained_failure_is_not_explained_twice():
 
     with pytest.raises(ValueError, match="denominator must not be 0"):
         outer(0)
+
+
+def test_a_generator_on_another_kind_of_device_is_named_with_the_one_to_make():
+    """Where the device is a GPU, torch refuses a CPU generator; the steps that draw say which one to make."""
+    cuda = torch.device("cuda")  # only named here: nothing is allocated on it
+    answer = generator_problem("ReplayMemory.sample", torch.Generator(), cuda, "the memory is")
+    assert str(answer) == (
+        "ReplayMemory.sample: the generator draws on cpu and the memory is on cuda: use torch.Generator(device='cuda')."
+    )
+    assert generator_problem("smooth_target_action", torch.Generator(), torch.device("cpu"), "the actions are") is None
+    assert generator_problem("smooth_target_action", None, cuda, "the actions are") is None

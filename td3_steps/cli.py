@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import difflib
 import json
 import os
 import shutil
@@ -65,7 +66,9 @@ EXPLAINED = (ValueError, CheckpointError, TrainingError, ImportError)  # ValueEr
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    args, unknown = _parser().parse_known_args(argv)
+    if unknown:  # said by the command's own parser, whose --help lists what it takes
+        args.command_parser.error(_unrecognized(unknown, args.command_parser))
     try:
         args.func(args)
     except KeyboardInterrupt:  # outside training, which saves its checkpoint first (see _train)
@@ -101,6 +104,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(1, f"error: {message} (see: {self.prog} --help)\n")
+
+
+def _unrecognized(unknown: list[str], parser: argparse.ArgumentParser) -> str:
+    """argparse's "unrecognized arguments", with the flags that are spelled most like them (--total-steps:
+    did you mean --steps?)."""
+    flags = [flag for action in parser._actions for flag in action.option_strings]
+    close = [
+        match for word in unknown if word.startswith("--") for match in difflib.get_close_matches(word, flags, 1, 0.75)
+    ]
+    guess = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"unrecognized arguments: {' '.join(unknown)}{guess}"
 
 
 def _path(text: str) -> str:
@@ -157,7 +171,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--preset", choices=list(PRESETS), help=f"named recipe (default: {DEFAULT_PRESET})")
     train.add_argument("--env", help="environment id, instead of the preset's")
-    train.add_argument("--steps", type=_at_least(0), help="total environment steps (default: the preset's)")
+    train.add_argument(
+        "--steps", "--total-timesteps", type=_at_least(0), help="total environment steps (default: the preset's)"
+    )
     train.add_argument("--seed", type=_at_least(0), help="random seed (default: 0)")
     train.add_argument(
         "--out",
@@ -191,13 +207,13 @@ def _parser() -> argparse.ArgumentParser:
         "--tensorboard-log", metavar="DIR", type=_path, help="also write the metrics for TensorBoard into DIR"
     )
     _add_config_flags(train)
-    train.set_defaults(func=train_command)
+    train.set_defaults(func=train_command, command_parser=train)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a run's agent on deterministic episodes")
     evaluate.add_argument("run_dir", type=_path, help=AGENT_HELP)
     evaluate.add_argument("--episodes", type=_at_least(1), default=10, help="(default: 10)")
     evaluate.add_argument("--device", default="auto")
-    evaluate.set_defaults(func=evaluate_command)
+    evaluate.set_defaults(func=evaluate_command, command_parser=evaluate)
 
     render = commands.add_parser("render", help="write a GIF (or MP4) of a run's agent")
     render.add_argument("run_dir", type=_path, help=AGENT_HELP)
@@ -205,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--max-steps", type=_at_least(1), default=400, help="frames to record at most (default: 400)")
     render.add_argument("--fps", type=_at_least(1), default=30, help="(default: 30)")
     render.add_argument("--device", default="auto")
-    render.set_defaults(func=render_command)
+    render.set_defaults(func=render_command, command_parser=render)
     for command in (train, evaluate, render):
         _add_debug_flag(command, argparse.SUPPRESS)
     return parser

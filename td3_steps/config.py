@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -36,6 +37,27 @@ CHOICES = {"activation": tuple(ACTIVATIONS), "noise_type": NOISE_TYPES, "feature
 
 class ConfigError(ValueError):
     """A TD3Config field holds a value TD3 cannot use; the message names the field."""
+
+
+# Stable-Baselines3's TD3 arguments that are no TD3Config field, and what does their work here.
+STABLE_BASELINES3_ONLY = {
+    "policy_kwargs": "net_arch, activation, layer_norm and n_critics are fields of their own",
+    "action_noise": "exploration_noise, sigma as a fraction of each action's half-range, and noise_type",
+    "verbose": "learn(progress_bar=True) shows the training, learn(log=print) each episode's numbers",
+}
+
+
+def _no_such_fields(names) -> ConfigError:
+    """The error for keywords that are no field: with the field a misspelling is nearest, or what does the work
+    of a Stable-Baselines3 argument."""
+    said = []
+    for name in sorted(names):
+        close = difflib.get_close_matches(name, field_names(), 1, 0.75)
+        if name in STABLE_BASELINES3_ONLY:
+            said.append(f"{name!r} (Stable-Baselines3's; here {STABLE_BASELINES3_ONLY[name]})")
+        else:
+            said.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return ConfigError(f"TD3Config has no field {', '.join(said)}. Its fields: {', '.join(field_names())}.")
 
 
 @dataclass(frozen=True)
@@ -145,9 +167,9 @@ class TD3Config:
 
     def replace(self, **changes) -> TD3Config:
         """A copy with some fields changed (and checked again)."""
-        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        unknown = set(changes) - set(field_names())
         if unknown:
-            raise ConfigError(f"TD3Config has no field {sorted(unknown)}; fields: {field_names()}")
+            raise _no_such_fields(unknown)
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
@@ -167,7 +189,7 @@ class TD3Config:
     def from_dict(cls, data: dict) -> TD3Config:
         unknown = set(data) - set(field_names())
         if unknown:
-            raise ConfigError(f"TD3Config has no field {sorted(unknown)}; fields: {field_names()}")
+            raise _no_such_fields(unknown)
         data = dict(data)
         for name in SCHEDULABLE:
             value = data.get(name)

@@ -24,6 +24,9 @@ def current_q_values(critics: nn.Module, obs: torch.Tensor, action: torch.Tensor
 
 
 def _critic_loss_problem(q_values, target) -> Exception | None:
+    problem = tensor_problem("critic_loss", "target", target, "the Bellman targets y of step 9, shape (B, 1)")
+    if problem is not None:
+        return problem
     if not isinstance(q_values, (tuple, list)):
         return None  # check_q_values has said what it must be
     columns = {f"Q{i}": q for i, q in enumerate(q_values, start=1)}

@@ -63,10 +63,16 @@ def tensor_problem(where: str, name: str, value, takes: str) -> Exception | None
 
 
 def number_problem(where: str, name: str, value, takes: str) -> Exception | None:
-    """A TypeError unless `value` is a finite number; `takes` says which one."""
-    if is_number(value):
-        return None
-    return TypeError(f"{where}: {name} must be a finite number, {takes}; got {value!r:.80}.")
+    """A TypeError unless `value` is a finite number, a ValueError if it is a whole number too large for torch's
+    64-bit integers (10**30, say, where a float was meant); `takes` says which number."""
+    if not is_number(value):
+        return TypeError(f"{where}: {name} must be a finite number, {takes}; got {value!r:.80}.")
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return ValueError(
+            f"{where}: {name} must be a number torch can compute with, {takes}; got {value:.3g}, a whole number"
+            " beyond 64 bits."
+        )
+    return None
 
 
 def module_problem(where: str, name: str, value, takes: str) -> Exception | None:

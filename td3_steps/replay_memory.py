@@ -55,7 +55,7 @@ class ReplayMemory:
         capacity = int(capacity)
         obs_shape = (obs_dim,) if np.ndim(obs_dim) == 0 else tuple(obs_dim)
         sizes = (*obs_shape, action_dim)
-        if not all(is_count(n, 1) for n in sizes):
+        if not (obs_shape and all(is_count(n, 1) for n in sizes)):
             raise ValueError(
                 f"ReplayMemory needs positive integer sizes: obs_dim (or an observation shape) and action_dim;"
                 f" got obs_dim={obs_dim!r}, action_dim={action_dim!r}."

@@ -17,7 +17,6 @@ import functools
 import torch
 from torch import nn
 
-from .counts import is_number
 from .failures import (
     device_problem,
     explain_failures,
@@ -48,16 +47,20 @@ def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> E
     if problem is not None:
         return problem
     for name, bound in (("low", low), ("high", high)):
-        if not (isinstance(bound, torch.Tensor) or is_number(bound)):
-            return TypeError(
-                f"{where}: {name} must be a tensor of shape (action_dim,), one bound per action"
-                f" dimension (or one number); got {type(bound).__name__}."
-            )
-        if isinstance(bound, torch.Tensor) and bound.shape[-1:] not in ((), (1,), action.shape[-1:]):
-            return ValueError(
+        if not isinstance(bound, torch.Tensor):
+            takes = "or a tensor of shape (action_dim,) with one bound per action dimension"
+            problem = number_problem(where, name, bound, takes)
+        elif bound.shape[-1:] not in ((), (1,), action.shape[-1:]):
+            problem = ValueError(
                 f"{where}: {name} holds one bound per action dimension, shape {tuple(action.shape[-1:])}"
                 f" for actions of shape {tuple(action.shape)}; got shape {tuple(bound.shape)}."
             )
+        elif bound.dtype == torch.bool:
+            problem = TypeError(
+                f"{where}: {name} must hold numbers, got a torch.bool tensor. Convert it first: {name}.float()."
+            )
+        if problem is not None:
+            return problem
     problem = device_problem(where, "the actions'", {"action": action, "low": low, "high": high})
     if problem is not None:
         return problem
@@ -110,18 +113,21 @@ def clipped_double_q(q_values: tuple[torch.Tensor, ...]) -> torch.Tensor:
 
 
 def _bellman_problem(reward, terminated, next_q, gamma) -> Exception | None:
-    columns = {"reward": reward, "terminated": terminated, "next_q": next_q}
-    if not all(isinstance(column, torch.Tensor) for column in columns.values()):
-        return None  # check_column has said which one
-    problem = number_problem("bellman_target", "gamma", gamma, "the discount in [0, 1], e.g. 0.99")
+    where = "bellman_target"
+    problem = first_problem(
+        tensor_problem(where, "reward", reward, "the rewards r, shape (B, 1)"),
+        tensor_problem(where, "terminated", terminated, "the flags, 1.0 where s' is terminal, shape (B, 1)"),
+        tensor_problem(where, "next_q", next_q, "min(Q_t1, Q_t2) of step 8, shape (B, 1)"),
+        number_problem(where, "gamma", gamma, "the discount in [0, 1], e.g. 0.99"),
+    )
     if problem is not None:
         return problem
     if terminated.dtype == torch.bool:
         return TypeError(
-            "bellman_target: terminated must be a float column of 0.0 and 1.0, as ReplayMemory stores"
+            f"{where}: terminated must be a float column of 0.0 and 1.0, as ReplayMemory stores"
             " it; got a torch.bool tensor. Convert it first: terminated.float()."
         )
-    return device_problem("bellman_target", "next_q's", {"next_q": next_q, "reward": reward, "terminated": terminated})
+    return device_problem(where, "next_q's", {"next_q": next_q, "reward": reward, "terminated": terminated})
 
 
 @torch.no_grad()

@@ -326,8 +326,10 @@ def test_keyword_arguments_are_the_config_fields_stable_baselines3_names(small_c
     assert model.config == TD3Config(**sb3_defaults)
     with pytest.raises(TypeError, match=r"config= and TD3Config fields as keyword arguments \(tau\).*replace"):
         TD3("Pendulum-v1", small_config, tau=0.01)
-    with pytest.raises(ConfigError, match=r"no field \['verbose'\]"):
+    with pytest.raises(ConfigError, match=r"no field 'verbose' \(Stable-Baselines3's; here learn\(progress_bar=True\)"):
         TD3("Pendulum-v1", verbose=1)
+    with pytest.raises(ConfigError, match=r"no field 'policy_kwargs' \(Stable-Baselines3's; here net_arch, activation"):
+        TD3("Pendulum-v1", policy_kwargs={"net_arch": [64, 64]})
     with pytest.raises(TypeError, match="takes the environment first"):
         TD3("MlpPolicy", "Pendulum-v1")
 

@@ -139,7 +139,7 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, words",
     [
-        (["train", "--steps", "-5"], "--steps: takes an integer >= 0, not '-5'"),
+        (["train", "--steps", "-5"], "--steps/--total-timesteps: takes an integer >= 0, not '-5'"),
         (["train", "--eval-freq", "-1"], "--eval-freq: takes an integer >= 1"),
         (["train", "--eval-freq", "0"], "--eval-freq: takes an integer >= 1"),
         (["train", "--eval-episodes", "0"], "--eval-episodes: takes an integer >= 1"),
@@ -147,7 +147,7 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
         (["train", "--threads", "0"], "--threads: takes an integer from 1 to 1024, not '0'"),
         (["train", "--threads", "100000"], "--threads: takes an integer from 1 to 1024"),  # a segmentation fault
         (["train", "--seed", "-1"], "--seed: takes an integer >= 0"),
-        (["train", "--steps", "ten"], "--steps: takes an integer >= 0, not 'ten'"),
+        (["train", "--steps", "ten"], "--steps/--total-timesteps: takes an integer >= 0, not 'ten'"),
         (["train", "--env", "NoSuchEnv-v0"], "Cannot make environment 'NoSuchEnv-v0'"),
         (["train", "--batch-size", "0"], "TD3Config.batch_size = 0 is invalid"),
         (["evaluate", "RUN", "--episodes", "0"], "--episodes: takes an integer >= 1"),
@@ -248,6 +248,37 @@ def test_flags_apply_on_top_of_the_preset_and_are_recorded(tmp_path):
     )  # fmt: skip
     assert TD3Config.from_dict(json.loads((run / "run.json").read_text())["config"]) == expected
     assert TD3.load(run / "checkpoint", device="cpu").config == expected
+
+
+def test_a_misspelt_flag_is_named_with_the_command_whose_help_lists_the_right_one(tmp_path, capsys):
+    """argparse's "unrecognized arguments" pointed at the top-level help, which lists no flag of train's."""
+    for argv, said in (
+        (["train", "--batchsize", "64"], "--batchsize 64; did you mean --batch-size? (see: python -m td3_steps train"),
+        (["train", "--learning_rate", "1e-3"], "did you mean --learning-rate?"),
+        (["render", "run", "--fsp", "10"], "--fsp 10; did you mean --fps? (see: python -m td3_steps render --help)"),
+        (["train", "--lr", "1e-3"], "unrecognized arguments: --lr 1e-3 (see: python -m td3_steps train --help)"),
+    ):
+        line = fails(argv, capsys)
+        assert line.startswith(f"error: unrecognized arguments: {argv[-2]} {argv[-1]}") and said in line, line
+    assert not any(tmp_path.iterdir())
+
+
+def test_total_timesteps_is_another_name_for_steps(tmp_path):
+    """Stable-Baselines3's learn(total_timesteps=...) and CleanRL's --total-timesteps."""
+    main(
+        [
+            "train",
+            "--out",
+            str(tmp_path / "run"),
+            "--total-timesteps",
+            "10",
+            "--eval-freq",
+            "10",
+            "--eval-episodes",
+            "1",
+        ]
+    )
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["total_steps"] == 10
 
 
 def test_bad_flag_values_are_refused_by_the_config_before_training(tmp_path):

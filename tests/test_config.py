@@ -87,8 +87,10 @@ def test_batch_larger_than_the_buffer_and_unknown_names(small_config):
         TD3Config(batch_size=512, buffer_size=256)
     with pytest.raises(ConfigError, match="unknown preset 'nope'.*pendulum"):
         TD3Config.from_preset("nope")
-    with pytest.raises(ConfigError, match="no field"):
+    with pytest.raises(ConfigError, match=r"no field 'learning_rat' \(did you mean 'learning_rate'\?\)\. Its fields: "):
         small_config.replace(learning_rat=1e-3)
+    with pytest.raises(ConfigError, match=r"no field 'optimize_memory_usage'\. Its fields: learning_rate, buffer_size"):
+        TD3Config.from_dict({**small_config.to_dict(), "optimize_memory_usage": True})
 
 
 def test_train_freq_survives_json(small_config):

@@ -34,6 +34,14 @@ def test_critic_loss_takes_the_critics_tuple_not_one_tensor_nor_nothing(q_values
         critic_loss(q_values, torch.zeros(5, 1))
 
 
+@pytest.mark.parametrize("target", [None, [0.0] * 5, 0.5])
+def test_critic_loss_names_a_target_that_is_no_tensor(target):
+    """Its batch size was read from target.shape first: "'NoneType' object has no attribute 'shape'"."""
+    q = torch.zeros(5, 1)
+    with pytest.raises(TypeError, match=r"critic_loss: target must be a torch.Tensor, the Bellman targets y"):
+        critic_loss((q, q), target)
+
+
 def test_critic_loss_names_a_target_on_another_device():
     """torch said "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
     (a meta tensor stands for a GPU's here; tests/test_cuda.py meets the real one)."""

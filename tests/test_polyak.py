@@ -51,5 +51,7 @@ def test_polyak_names_a_wrong_argument():
     ):
         with pytest.raises(TypeError, match=message):
             polyak_update(*args)
+    with pytest.raises(ValueError, match=r"tau must be a number torch can compute with.*got 1e\+30"):
+        polyak_update(online, target, 10**30)
     with pytest.raises(ValueError, match=r"online network's device, cpu; got target on meta\. .* target.to\('cpu'\)"):
         polyak_update(online, make_target(online).to("meta"), 0.5)  # a meta tensor stands for a GPU's here

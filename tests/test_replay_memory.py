@@ -40,7 +40,7 @@ def test_memory_rejects_bad_sizes_devices_and_dtypes_and_empty_sampling():
         ReplayMemory(capacity=0, obs_dim=1, action_dim=1)
     with pytest.raises(ValueError, match="empty"):
         ReplayMemory(capacity=2, obs_dim=1, action_dim=1).sample(1)
-    for obs_dim, action_dim in ((0, 1), (3, -1), (3.0, 1), ((84, 84, 0), 1), (None, 1), (3, True)):
+    for obs_dim, action_dim in ((0, 1), (3, -1), (3.0, 1), ((84, 84, 0), 1), (None, 1), (3, True), ((), 1), ([], 1)):
         with pytest.raises(ValueError, match=rf"positive integer sizes.*got obs_dim={re.escape(repr(obs_dim))}"):
             ReplayMemory(capacity=2, obs_dim=obs_dim, action_dim=action_dim)
     memory = ReplayMemory(capacity=2, obs_dim=np.int64(3), action_dim=np.int64(2))  # as np.prod(space.shape) gives

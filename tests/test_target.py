@@ -105,9 +105,12 @@ def test_bellman_target_refuses_flat_vectors(bad):
         ({"action": torch.zeros(8, 2).numpy()}, TypeError, "action must be a torch.Tensor"),
         ({"noise_std": "0.2"}, TypeError, "noise_std must be a finite number"),
         ({"noise_clip": None}, TypeError, "noise_clip must be a finite number"),
-        ({"low": "low"}, TypeError, "low must be a tensor of shape .action_dim,."),
+        ({"low": "low"}, TypeError, r"low must be a finite number, or a tensor of shape \(action_dim,\) .*got 'low'"),
         ({"high": torch.ones(3)}, ValueError, r"high holds one bound per action dimension, shape \(2,\)"),
         ({"generator": 5}, TypeError, "generator must be a torch.Generator or None"),
+        ({"noise_std": 10**30}, ValueError, r"noise_std must be a number torch can compute with.*got 1e\+30"),
+        ({"low": LOW.bool()}, TypeError, r"low must hold numbers, got a torch.bool tensor\. .* low\.float\(\)"),
+        ({"high": 10**30}, ValueError, r"high must be a number torch can compute with.*got 1e\+30"),
         ({"low": LOW.to("meta")}, ValueError, r"the actions' device, cpu; got low on meta\. Move it first: low.to"),
     ],
 )
@@ -121,6 +124,9 @@ def test_smoothing_names_a_wrong_argument(change, error, message):
     "change, error, message",
     [
         ({"gamma": "0.99"}, TypeError, "gamma must be a finite number"),
+        ({"gamma": 10**30}, ValueError, r"gamma must be a number torch can compute with, the discount"),
+        ({"next_q": None}, TypeError, r"bellman_target: next_q must be a torch.Tensor, min\(Q_t1, Q_t2\)"),
+        ({"reward": [1.0, 0.0, 1.0, 1.0]}, TypeError, r"reward must be a torch.Tensor.*torch.as_tensor\(reward"),
         ({"terminated": torch.zeros(4, 1, dtype=torch.bool)}, TypeError, r"got a torch.bool tensor.*\.float\(\)"),
         ({"reward": torch.ones(4, 1, device="meta")}, ValueError, r"next_q's device, cpu; got reward on meta"),
     ],

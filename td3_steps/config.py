@@ -52,10 +52,10 @@ def _no_such_fields(names) -> ConfigError:
     of a Stable-Baselines3 argument."""
     said = []
     for name in sorted(names):
-        close = difflib.get_close_matches(name, field_names(), 1, 0.75)
         if name in STABLE_BASELINES3_ONLY:
             said.append(f"{name!r} (Stable-Baselines3's; here {STABLE_BASELINES3_ONLY[name]})")
         else:
+            close = difflib.get_close_matches(name, field_names(), 1, 0.75)
             said.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return ConfigError(f"TD3Config has no field {', '.join(said)}. Its fields: {', '.join(field_names())}.")
 

@@ -154,6 +154,26 @@ def wrong_pair(agent):
         polyak_update(agent.critics, agent.actor_target, agent.config.tau)
 
 
+def crossed_pairs(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        online, targets = agent.critics.members, agent.critic_targets.members
+        polyak_update(online[0], targets[1], agent.config.tau)
+        polyak_update(online[1], targets[0], agent.config.tau)
+
+
+def common_error_by_hand(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        with torch.no_grad():
+            for target in agent.critic_targets.parameters():
+                target.copy_(1 - agent.config.tau * target)
+
+
 def counts_twice(agent):
     correct(agent)
     agent.critic_updates += 1
@@ -174,7 +194,9 @@ def test_names_each_misplaced_step(assert_rejected):
             critic_targets_every_iteration: "which is not a delayed one",
             target_before_actor: "update the actor first",
             fixed_tau: "tau is 0.4 here",
-            one_minus_tau: "moved 1 - tau of the way",
+            one_minus_tau: "tau and 1 - tau are swapped",
+            crossed_pairs: "each critic target moved toward the OTHER critic",
+            common_error_by_hand: "agent.critic_targets: this is the common error 1 - tau * theta'",
             hard_copies: "hard copy",
             fresh_deep_copies: "hard copy",
             aliased_targets: "shares its tensors",

@@ -66,7 +66,7 @@ def _raised(problem: str) -> str:
         return (
             f"{problem.rstrip('.')}. Each critic reads [s, a], {OBS_DIM + ACTION_DIM} numbers per row:"
             " concatenate the state and the action along the feature axis, torch.cat([obs, action], dim=1)"
-            " (dim=0 would stack them as extra rows of the batch)"
+            " (dim=0 tries to stack them as extra rows of the batch, and s and a differ in width)"
         )
     return problem
 

@@ -5,8 +5,9 @@ the checker runs it side by side with `TD3.train_step` on an identical agent: af
 iteration, the critics, the actor and the three targets must agree, and the critic-update
 counter too. A large tau (0.4) and learning rate make every misplaced update visible, and the
 replies name the misplacements students write (a target updated every iteration, before its
-network's update, with a fixed tau, as a hard copy, or as an alias of the online network; the
-delay counted in environment steps; the wrong optimizer; polyak_update's arguments swapped).
+network's update, with a fixed tau, as an alias of the online network, with a Polyak formula of
+notebook 14's table of mistakes, or toward the other critic; the delay counted in environment
+steps; the wrong optimizer; polyak_update's arguments swapped).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 from td3_steps.agent import TD3
 from td3_steps.config import TD3Config
 from td3_steps.exercises import Mistake, checker, close, match_mistake, report, run_safely
+from td3_steps.exercises.step14 import MISTAKES as FORMULA_MISTAKES
 
 ITERATIONS = 4
 CONFIG = TD3Config(
@@ -126,18 +128,28 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
     mistakes = [
         early,
         Mistake(
-            theirs[online],
-            f"agent.{name} is a hard copy of agent.{online} (tau = 1): move it only tau of the way, {call}.",
-        ),
-        Mistake(
-            _lerp(theirs[online], before[name], 1 - CONFIG.tau),
-            f"agent.{name} moved 1 - tau of the way: pass tau itself, {call} moves the target tau of the way.",
-        ),
-        Mistake(
             _lerp(theirs[online], before[name], 0.005),
             f"agent.{name} moved with tau = 0.005, but tau is {CONFIG.tau} here: read it from agent.config.tau.",
         ),
+        *[  # a Polyak formula written by hand, as notebook 14's checker names them
+            Mistake(
+                [wrong(o, t, CONFIG.tau) for o, t in zip(theirs[online], before[name])],
+                f"agent.{name}: {say} Or call {call}.",
+            )
+            for wrong, say in FORMULA_MISTAKES
+        ],
     ]
+    if name == "critic_targets":  # each target half holds one critic's parameters (Pendulum's extractor has none)
+        half = len(theirs[online]) // 2
+        crossed = theirs[online][half:] + theirs[online][:half]
+        mistakes.append(
+            Mistake(
+                _lerp(crossed, before[name], CONFIG.tau),
+                "each critic target moved toward the OTHER critic: target i trails critic i, so pair"
+                " agent.critics.members[i] with agent.critic_targets.members[i], or call"
+                f" {call} for all of them at once.",
+            )
+        )
     return match_mistake(ours[name], mistakes if online_moved else mistakes[1:], tol=MATCH_TOL) or (
         f"agent.{name} is not where {call} puts it (tau is {CONFIG.tau} here: read it from agent.config)."
     )
@@ -146,7 +158,7 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
 @checker
 def check_td3_iteration(td3_iteration) -> bool:
     """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents for four iterations
-    (policy_delay 2, tau 0.4) and compare all five networks and the critic-update counter."""
+    (policy_delay 2, tau 0.4) and compare all six networks and the critic-update counter."""
     student, reference = _agent(), _agent()
     for i in range(1, ITERATIONS + 1):
         before = _snapshot(student)

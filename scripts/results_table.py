@@ -13,6 +13,7 @@ import json
 import statistics
 from pathlib import Path
 
+from td3_steps.config import PRESETS
 from td3_steps.course import replace_between
 from td3_steps.metrics import best_evaluation_step, evaluations_of, read_metrics
 
@@ -87,6 +88,20 @@ def _protocol(protocols: list[dict]) -> str:
     return f"{cell}, {sum(falls)} {'fall' if sum(falls) == 1 else 'falls'} in {episodes}"
 
 
+def _command(runs: list[dict]) -> str:
+    """The train command that gives these runs: the preset, the seed, and each setting run.json records apart from
+    the preset's (more evaluation episodes, one thread: the thread count moves a run's last bits)."""
+    run, preset = runs[0], PRESETS[runs[0]["preset"]]
+    seed = "S" if len(runs) > 1 else str(run["seed"])
+    flags = [f"--preset {run['preset']}", f"--seed {seed}"]
+    for flag, key, default in (("--steps", "total_steps", preset.total_steps), ("--eval-freq", "eval_freq",
+                               preset.eval_freq), ("--eval-episodes", "eval_episodes", preset.eval_episodes),
+                               ("--threads", "threads", None)):  # fmt: skip
+        if run.get(key) not in (None, default):
+            flags.append(f"{flag} {run[key]}")
+    return f"`python -m td3_steps train {' '.join(flags)}`"
+
+
 def table() -> str:
     lines = [
         "| task | preset | steps | seeds | final evaluation | best evaluation | shipped actor | protocol: fresh episodes"
@@ -102,8 +117,7 @@ def table() -> str:
         steps = max(evaluations[0])
         seeds = ", ".join(str(run["seed"]) for run in runs)
         env_id, preset = runs[0]["env_id"], runs[0]["preset"]
-        seed = "S" if len(runs) > 1 else str(runs[0]["seed"])
-        command = f"`python -m td3_steps train --preset {preset} --seed {seed}`"
+        command = _command(runs)
         lines.append(
             f"| {env_id} ([{task_folder(run_dirs)}]({task_folder(run_dirs)})) | `{preset}` | {steps:,} | {seeds} | {final} | {best} |"
             f" {_shipped_actor(runs)} | {protocol} | {REFERENCES.get(env_id, '')} | {command} |"

@@ -40,6 +40,7 @@ def policy_update_due(critic_updates: int, policy_delay: int) -> bool:
     """Step 13's schedule: True after every `policy_delay`-th critic update.
 
     The delay counts critic updates (gradient iterations), never environment steps.
+    Taught in notebooks/13_delayed_actor.ipynb.
     """
     return critic_updates % policy_delay == 0
 
@@ -62,6 +63,7 @@ def actor_update(
     The critics are frozen while the loss is built and backpropagated: the gradient passes
     through Q_1 to the action, but no weight gradient is computed for the critics (it
     would be wasted work, and must never reach the critics' optimizer). Returns the loss.
+    Taught in notebooks/13_delayed_actor.ipynb.
     """
     critics.requires_grad_(False)
     try:

@@ -175,6 +175,7 @@ class TD3:
 
         Nothing here waits on the host: the losses are checked for NaN or inf when the statistics are
         read, at the end of each episode (a TrainingError names the step and the iteration).
+        Taught, step by step, in notebooks/01_replay_memory.ipynb to 15_polyak_critic_targets.ipynb.
         """
         c = self.config
         batch = self.memory.sample(c.batch_size, self.update_rng)  # 4: sample a batch

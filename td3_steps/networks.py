@@ -124,7 +124,7 @@ class Actor(nn.Module):
 
     f_phi is `net` (default: an MLP over `net_arch`) applied to the output of `features`, a
     features extractor (default: the flat observation of size `obs_dim` as it is). With a
-    `features` extractor, `obs_dim` must be its features_dim.
+    `features` extractor, `obs_dim` must be its features_dim. Taught in notebooks/02_actor.ipynb.
     """
 
     def __init__(
@@ -227,6 +227,7 @@ class Critics(nn.Module):
     `forward` returns one (B, 1) tensor per critic; `q1` is the critic the actor climbs. All
     critics read the same `features` of the observation (one extractor, as in Stable-Baselines).
     With `net`, each critic is a copy of it with freshly initialised weights.
+    Taught in notebooks/03_critics.ipynb.
     """
 
     def __init__(
@@ -299,9 +300,11 @@ def _target_problem(network) -> Exception | None:
 
 @explain_failures(_target_problem)
 def make_target(network: nn.Module) -> nn.Module:
-    """A target network: an exact copy of `network` that no gradient ever reaches.
+    """Steps 2 and 3: the target copy, phi' = phi (theta_i' = theta_i).
 
-    Its parameters have requires_grad=False; they move only by the Polyak update.
+    No gradient ever reaches it: its parameters have requires_grad=False, and they
+    move only by the Polyak update (steps 14 and 15). Taught in
+    notebooks/02_actor.ipynb and 03_critics.ipynb.
     """
     return copy.deepcopy(network).requires_grad_(False)
 

@@ -21,7 +21,10 @@ SAMPLE_ARGUMENTS = (
 
 
 class Batch(NamedTuple):
-    """N transitions. Rewards and flags are shaped (N, 1), like the Q-values they meet."""
+    """Step 4's batch: N transitions. Rewards and flags are shaped (N, 1), like the Q-values they meet.
+
+    Taught in notebooks/04_sample_a_batch.ipynb.
+    """
 
     obs: torch.Tensor  # (N, obs_dim), or (N, *image_shape) for images
     action: torch.Tensor  # (N, action_dim)
@@ -40,6 +43,7 @@ class ReplayMemory:
 
     Observations may instead keep a shape and dtype of their own: `obs_dim` a shape such as
     (84, 84, 3) and `obs_dtype` torch.uint8 store images at a quarter of float32's memory.
+    Taught in notebooks/01_replay_memory.ipynb.
     """
 
     def __init__(
@@ -126,7 +130,10 @@ class ReplayMemory:
 
     @explain_failures(_unfit)
     def add(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool = False) -> None:
-        """Store one transition at `position`, then advance it (wrapping at capacity)."""
+        """Step 1: store one transition at `position`, then advance it (wrapping).
+
+        Taught in notebooks/01_replay_memory.ipynb.
+        """
         i = self.position
         self.obs[i] = _row(obs, self.obs)
         self.action[i] = _row(action, self.action)
@@ -139,7 +146,10 @@ class ReplayMemory:
 
     @explain_failures(_sample_problem)
     def sample(self, batch_size: int, generator: torch.Generator | None = None) -> Batch:
-        """Step 4: `batch_size` transitions drawn uniformly, with replacement, from those stored."""
+        """Step 4: draw `batch_size` stored transitions uniformly, with replacement.
+
+        Taught in notebooks/04_sample_a_batch.ipynb.
+        """
         index = torch.randint(0, self.size, (batch_size,), device=self.device, generator=generator)
         return Batch(
             self.obs[index], self.action[index], self.reward[index], self.next_obs[index], self.terminated[index]

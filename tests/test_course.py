@@ -3,6 +3,7 @@ the course's pattern (docs: /work/shared/course-outline.md) and stands alone; th
 everything; what notebook 15 shows ships inside the package."""
 
 import base64
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import td3_steps
 from scripts.execute_notebooks import finish_progress_text
 from scripts.sync_course import readme_with_table, sync
 from td3_steps import course
@@ -66,6 +68,10 @@ def test_notebook_follows_the_course_pattern(step, title, name, pieces):
     assert colab_url(name) in README
     executed = [c for c in notebook.cells if c.cell_type == "code" and c.source.strip()]
     assert all(c.execution_count is not None for c in executed), "execute it: python scripts/execute_notebooks.py"
+    for piece in pieces:  # the README says each piece's docstring names the notebook that teaches it
+        path = piece.split("(")[0].split()[0]  # "polyak_update(actor, ...)": polyak_update
+        obj = functools.reduce(getattr, path.split("."), td3_steps)
+        assert name in (obj.__doc__ or ""), f"{path}'s docstring should name notebooks/{name}"
 
 
 @pytest.mark.parametrize("name", [s[2] for s in STEPS])

@@ -11,6 +11,7 @@ training ended (nbval does not compare widget outputs, so CI's fresh "0%" still 
 
 from __future__ import annotations
 
+import argparse
 import html
 import sys
 import time
@@ -60,8 +61,13 @@ def progress_text(state: dict, model_id: str) -> str | None:
     return words.replace("\u2007", " ")
 
 
-def main(paths: list[str]) -> None:
-    notebooks = [Path(p) for p in paths] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to execute (default: all fifteen)")
+    notebooks = parser.parse_args(argv).notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    missing = [str(path) for path in notebooks if not path.is_file()]
+    if missing:
+        parser.error(f"no notebook at {', '.join(missing)}")
     total = 0.0
     for path in notebooks:
         elapsed = execute(path)

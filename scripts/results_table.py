@@ -9,6 +9,7 @@ tests/test_shipped_agents.py fails while the table is out of date.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 from pathlib import Path
@@ -130,6 +131,7 @@ def readme_with_table(text: str) -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     readme = ROOT / "README.md"
     readme.write_text(readme_with_table(readme.read_text()))
     print(table())

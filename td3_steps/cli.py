@@ -107,8 +107,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _unrecognized(unknown: list[str], parser: argparse.ArgumentParser) -> str:
-    """argparse's "unrecognized arguments", with the flags that are spelled most like them (--total-steps:
-    did you mean --steps?)."""
+    """argparse's "unrecognized arguments", with the flags that are spelled most like them (--batchsize:
+    did you mean --batch-size?)."""
     flags = [flag for action in parser._actions for flag in action.option_strings]
     close = [
         match for word in unknown if word.startswith("--") for match in difflib.get_close_matches(word, flags, 1, 0.75)
@@ -218,7 +218,12 @@ def _parser() -> argparse.ArgumentParser:
     render = commands.add_parser("render", help="write a GIF (or MP4) of a run's agent")
     render.add_argument("run_dir", type=_path, help=AGENT_HELP)
     render.add_argument("--out", type=_path, help="output file, .gif or .mp4 (default: RUN_DIR/agent.gif)")
-    render.add_argument("--max-steps", type=_at_least(1), default=400, help="frames to record at most (default: 400)")
+    render.add_argument(
+        "--max-steps",
+        type=_at_least(1),
+        default=400,
+        help="environment steps to record at most, one frame each after the first (default: 400)",
+    )
     render.add_argument("--fps", type=_at_least(1), default=30, help="(default: 30)")
     render.add_argument("--device", default="auto")
     render.set_defaults(func=render_command, command_parser=render)

@@ -3,7 +3,8 @@
 Field names follow Stable-Baselines3 where it has one. Defaults are the TD3 paper's
 (Fujimoto et al. 2018, section 6.1 and its Table 3): 400-300 networks, Adam at 1e-3,
 batch 100, tau 0.005, target noise N(0, 0.2) clipped to 0.5, policy delay 2, exploration
-N(0, 0.1) and 10,000 steps of random actions before learning starts. The fields beyond the
+N(0, 0.1) and 10,000 steps of random actions before learning starts (the paper's for HalfCheetah and
+Ant; 1,000 for its other tasks). The fields beyond the
 course (activation, layer_norm, features extractors, noise type, random_exploration, train_freq
 in episodes, schedules) default to the paper's behaviour.
 """
@@ -27,8 +28,8 @@ from .schedules import SCHEDULES, schedule_from_dict
 SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
 TRAIN_FREQ_UNITS = ("step", "episode")
 SCHEDULE_TYPES = tuple(SCHEDULES.values())
-# The names the string fields take. The modules that build from them (networks, features, noise) import these
-# tables: the config sits below the pieces it configures.
+# The names the string fields take: the config checks them, networks builds its activation from ACTIVATIONS, and
+# the command line offers CHOICES. The config sits below the pieces it configures.
 ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "elu": "ELU", "leaky_relu": "LeakyReLU", "gelu": "GELU"}  # torch.nn
 NOISE_TYPES = ("normal", "ornstein-uhlenbeck")
 FEATURES_EXTRACTORS = ("auto", "flatten", "nature_cnn")

@@ -223,7 +223,8 @@ def is_from_trusted_code(env: gym.Env) -> bool:
 
 
 def check_environment(env: gym.Env) -> None:
-    """Check an environment before TD3 trains in it: once, when the agent is made, never during training.
+    """Check an environment before TD3 trains in it: when the agent is made (or given another by set_env), never
+    during training.
 
     First its spaces (check_action_space, flat_observation_space), then gymnasium's environment checker
     (gymnasium.utils.env_checker.check_env: reset's and step's return values, seeding, determinism, fresh

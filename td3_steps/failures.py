@@ -1,6 +1,7 @@
 """Say which argument is wrong when a step fails, at no cost while it works.
 
-The steps run every update, so they validate nothing up front (TD3Config checks what TD3 passes them once).
+The steps run every update, so they validate nothing up front but the cheap (B, 1) shape guards of
+td3_steps.shapes (TD3Config checks what TD3 passes them once).
 When a call raises, `explain_failures` asks the step's `problem` function what is wrong with the arguments, and
 raises its answer (a TypeError or ValueError that says what to pass) from torch's or Python's error; when the
 arguments look right, the original error goes on unchanged.

@@ -11,7 +11,8 @@ half-range of each action dimension), so the noise stays relative to the action 
 Ornstein-Uhlenbeck follows Stable-Baselines3's OrnsteinUhlenbeckActionNoise (dt = 0.01). From 0
 at an episode's start its standard deviation grows like sigma * sqrt(t * dt) towards
 sigma / sqrt(2 theta) (about 1.8 sigma for theta = 0.15), reached after some 1 / (theta * dt)
-steps. The draws come from the generator the agent passes (its act_rng), on the scale's device; the
+steps. The draws come from the generator the agent passes (its act_rng), on the scale's device (Gaussian) or
+the device the process was made on (Ornstein-Uhlenbeck); the
 process's state is saved in checkpoints. `Policy.explore` is the one place that adds this noise to an action.
 """
 

@@ -3,7 +3,7 @@
 `pipeline_svg(step)` returns the picture with step `step` highlighted (every notebook's
 "Where we are" shows it through `td3_steps.course.show_pipeline`), `pipeline_svg()` the
 overview. The SVG is written by hand, not by a plotting library, so it is the same byte for
-byte on every machine (nbval compares it), small (about 10 KB) and its text stays text: at
+byte on every machine (nbval compares it), small (about 13 KB) and its text stays text: at
 the picture's own width of 1000 px the box titles are 20 px (15 pt) and the formulas 18 px.
 
 Layout: the steps snake through three rows of five boxes (1 to 5 left to right, 6 to 10

@@ -1,7 +1,7 @@
 """Seeds: one run seed, derived into independent streams, one per purpose.
 
-Every random draw of a run comes from `derived_seed(seed, stream, index)` with a stream of this
-table, so that acting, updates, training episodes, evaluation and pretraining never share a sequence,
+Every random draw of a run after the networks' initial weights (which `torch.manual_seed(seed)` draws)
+comes from `derived_seed(seed, stream, index)` with a stream of this table, so that acting, updates, training episodes, evaluation and pretraining never share a sequence,
 and the fresh episodes of the evaluation protocol (scripts/evaluate_agents.py) are never seen in
 training or in the periodic evaluation that selects the best actor.
 """
@@ -20,7 +20,7 @@ PRETRAINING = 4  # behaviour cloning's split and shuffles
 TEST_EPISODES = 5  # the evaluation protocol's fresh episodes: never used to select or tune
 
 
-MAX_SEED = 2**63 - 1  # torch.manual_seed takes at most a 64-bit integer
+MAX_SEED = 2**63 - 1  # a signed 64-bit integer (torch.manual_seed would take up to 2**64 - 1): an int64 anywhere
 
 
 def check_seed(seed) -> int:

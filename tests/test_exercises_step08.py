@@ -115,3 +115,11 @@ def test_the_same_reply_is_given_once_for_every_case(capsys):
     out = capsys.readouterr().out
     assert out.count("minimum over the whole batch") == 1
     assert "with two critics, three critics, one critic:" in out
+
+
+def test_one_critic_does_not_contradict_the_others(capsys):
+    """With one critic, torch.stack(q).min(dim=1) equals the (B, n) table's minimum down dim 0, and the reply used to
+    explain the stacked answer both ways; a value two mistakes give now names neither."""
+    assert not check_clipped_double_q(lambda q_values: torch.stack(q_values).min(dim=1).values)
+    out = capsys.readouterr().out
+    assert "with torch.stack(q_values) the critics are dim 0" in out and "(B, n) table" not in out, out

@@ -142,3 +142,10 @@ def test_the_average_reply_tells_the_truth_about_adam_and_sgd(capsys):
     check_critic_loss(averaged)
     out = capsys.readouterr().out
     assert "SUM" in out and "with SGD the average would halve every step" in out
+
+
+def test_an_average_of_the_first_two_critics_is_told_both_mistakes(capsys):
+    """The reply named the average alone; the third critic left out came up only once that was fixed."""
+    assert not check_critic_loss(lambda q_values, y: (F.mse_loss(q_values[0], y) + F.mse_loss(q_values[1], y)) / 2)
+    out = capsys.readouterr().out
+    assert "you averaged the critics' MSEs" in out and "with 3 critics the loss is" in out, out

@@ -47,6 +47,13 @@ def right_schedule(env_step, k, d):
     return k % d == 0
 
 
+def returns_j_every_time(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        return actor_step(actor, critics, obs, optimizer)
+    with torch.no_grad():
+        return -critics.q1(obs, actor(obs)).mean()
+
+
 def placeholder(env_step, critic_updates, d, actor, critics, obs, optimizer):
     return None
 
@@ -128,6 +135,7 @@ def test_names_each_wrong_actor_step(assert_rejected):
             detached_action: "no gradient reached its weights",
             under_no_grad: "No gradient reaches the actor",
             returns_nothing: "returned None",
+            returns_j_every_time: "returned something after critic updates 1, 3, 5",
             returns_loss_after_the_step: "computed after the step",
             gradients_accumulate: "optimizer.zero_grad()",
         },

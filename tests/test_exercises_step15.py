@@ -154,6 +154,14 @@ def wrong_pair(agent):
         polyak_update(agent.critics, agent.actor_target, agent.config.tau)
 
 
+def both_swapped(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor_target, agent.actor, agent.config.tau)
+        polyak_update(agent.critic_targets, agent.critics, agent.config.tau)
+
+
 def crossed_pairs(agent):
     batch = steps_4_to_12(agent)
     if delayed(agent):
@@ -195,6 +203,7 @@ def test_names_each_misplaced_step(assert_rejected):
             target_before_actor: "update the actor first",
             fixed_tau: "tau is 0.4 here",
             one_minus_tau: "tau and 1 - tau are swapped",
+            both_swapped: "agent.actor moved toward agent.actor_target and agent.critics moved toward agent.critic_t",
             crossed_pairs: "each critic target moved toward the OTHER critic",
             common_error_by_hand: "agent.critic_targets: this is the common error 1 - tau * theta'",
             hard_copies: "hard copy",
@@ -207,3 +216,10 @@ def test_names_each_misplaced_step(assert_rejected):
             counts_twice: "add 1 once per iteration",
         },
     )
+
+
+def test_a_swapped_call_is_the_one_thing_said(capsys):
+    """The target it left unmoved is not reported too, as if its call were missing."""
+    assert not check_td3_iteration(swapped_arguments)
+    out = capsys.readouterr().out
+    assert "moves its SECOND argument" in out and "did not move" not in out, out

@@ -133,7 +133,8 @@ def _format_problems(fields: list, n: int) -> list[str]:
             problems.append(known or f"{name} has shape {shape}, expected {shapes[name]}")
         if value.dtype != torch.float32:
             known = match_mistake(value.dtype, DTYPE_MISTAKES)
-            problems.append(f"{name} has dtype {value.dtype}, expected torch.float32 ({known})")
+            known = f" ({known})" if known else ": convert with dtype=torch.float32"
+            problems.append(f"{name} has dtype {value.dtype}, expected torch.float32{known}")
     return problems
 
 

@@ -97,7 +97,9 @@ def _known_mistakes(qs: tuple[torch.Tensor, ...]) -> list[Mistake]:
             table.append(Mistake(wrong(qs), message))
         except IndexError:
             continue
-    return table
+    # a value that two mistakes give (with one critic, torch.stack(qs).min(dim=1) is the (B, n) table's minimum
+    # down dim 0) names neither: the other cases name the mistake
+    return [m for m in table if not any(o.message != m.message and close(o.wrong, m.wrong) for o in table)]
 
 
 def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:

@@ -135,10 +135,14 @@ def check_critic_loss(fn) -> bool:
     if not close(answers, expected):
         with torch.no_grad():
             table = [Mistake([float(wrong(qs, y)) for qs, y, _ in cases], message) for wrong, message in MISTAKES]
-        # a mistake seen in every case, or else in TD3's two-critic case alone
-        known = match_mistake(answers, table) or match_mistake(
-            answers[:1], [Mistake(m.wrong[:1], m.message) for m in table]
-        )
+        # a mistake seen in every case, or else in TD3's two-critic case alone: then the other cases have another
+        known = match_mistake(answers, table)
+        if known is None and (known := match_mistake(answers[:1], [Mistake(m.wrong[:1], m.message) for m in table])):
+            known += "".join(
+                f"; and with {len(qs)} critics the loss is {answer:.4f}, expected {want:.4f}: use every critic,"
+                " sum(... for q in q_values)"
+                for (qs, _, _), answer, want in zip(cases[1:], answers[1:], expected[1:])
+            )
         return report(
             [known or f"with 2 critics the loss is {answers[0]:.4f}, expected {expected[0]:.4f}"
              " = MSE(Q_1, y) + MSE(Q_2, y)"], "")  # fmt: skip

@@ -97,16 +97,23 @@ def _actor_problem(i: int, due: bool, before, ours, theirs, backpropagated: bool
     return None
 
 
-def _online_problem(i: int, before, ours, theirs) -> str | None:
-    """An online network pulled toward its target: polyak_update's arguments swapped."""
-    for _, name, online in TARGETS:
-        swapped = _lerp(before[name], theirs[online], CONFIG.tau)
-        if not close(ours[online], theirs[online]) and close(ours[online], swapped):
-            return (
-                f"at iteration {i} agent.{online} moved toward agent.{name}: polyak_update(online, target, tau)"
-                f" moves its SECOND argument; call polyak_update(agent.{online}, agent.{name}, agent.config.tau)."
-            )
-    return None
+def _swapped(before, ours, theirs) -> list[tuple[str, str]]:
+    """The (target, online network) pairs whose online network was pulled toward its target: polyak_update's
+    arguments swapped."""
+    return [
+        (name, online)
+        for _, name, online in TARGETS
+        if not close(ours[online], theirs[online])
+        and close(ours[online], _lerp(before[name], theirs[online], CONFIG.tau))
+    ]
+
+
+def _swapped_problem(i: int, swapped: list[tuple[str, str]]) -> str | None:
+    if not swapped:
+        return None
+    moved = " and ".join(f"agent.{online} moved toward agent.{name}" for name, online in swapped)
+    calls = " and ".join(f"polyak_update(agent.{online}, agent.{name}, agent.config.tau)" for name, online in swapped)
+    return f"at iteration {i} {moved}: polyak_update(online, target, tau) moves its SECOND argument; call {calls}."
 
 
 def _target_problem(i: int, due: bool, step: int, name: str, online: str, before, ours, theirs) -> str | None:
@@ -178,10 +185,12 @@ def check_td3_iteration(td3_iteration) -> bool:
         ours, theirs = _snapshot(student), _snapshot(reference)
         due = not _equal(theirs["actor"], before["actor"])
         backpropagated = any(p.grad is not None for p in student.actor.parameters())
-        actor = _online_problem(i, before, ours, theirs) or _actor_problem(i, due, before, ours, theirs, backpropagated)
-        # a wrong actor update explains its target's position: then only the critics' target is judged
+        swapped = _swapped(before, ours, theirs)
+        actor = _swapped_problem(i, swapped) or _actor_problem(i, due, before, ours, theirs, backpropagated)
+        # a wrong actor update explains its target's position, and a swapped call its target's: those are not judged
         touched = backpropagated or not _equal(ours["actor"], before["actor"])
-        targets = TARGETS[1:] if actor and touched else TARGETS
+        explained = {name for name, _ in swapped} | ({"actor_target"} if actor and touched else set())
+        targets = [target for target in TARGETS if target[1] not in explained]
         problems = [actor] + [_target_problem(i, due, *target, before, ours, theirs) for target in targets]
         problems = [p for p in problems if p]
         if not problems and not close(ours["critics"], theirs["critics"]):

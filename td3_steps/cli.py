@@ -1,6 +1,6 @@
 """The command line: python -m td3_steps train | evaluate | render.
 
-python -m td3_steps train                      # the pendulum preset, about a minute on a laptop CPU
+python -m td3_steps train                      # the pendulum preset, under a minute on a 2-core CPU
 python -m td3_steps train --preset walker2d-blog --out runs/walker
 python -m td3_steps train --resume runs/walker  # continue where the last checkpoint left off (after Ctrl-C, SIGTERM, a crash)
 python -m td3_steps train --preset hopper-zoo --threads 1  # with another such run beside it on a 2-core CPU

@@ -197,14 +197,14 @@ def check_delayed_actor(fn) -> bool:
         return report(
             [match_mistake(patterns, table) or f"with d = 2 the actor moved after critic updates {steps}; it is"
              " due after updates 2, 4, 6 (critic_updates % d == 0), and never moves in between"], "")  # fmt: skip
-    extra = [k for (_, k, _), given, due in zip(calls[0], returns[0], expected[0]) if given and not due]
-    if not problems and any(given and not due for run, due_run in zip(returns, expected) for given, due in
-                            zip(run, due_run)):  # fmt: skip
-        updates = ", ".join(map(str, extra)) or "some updates (with d = 3)"
-        problems = [
-            f"your function returned something after critic updates {updates}, when the actor was not due: then"
-            " change nothing and return None, so that the caller can tell an actor update from none"
-        ]
+    for run, given_run, due_run in zip(calls, returns, expected):  # a value returned when the actor was not due
+        extra = [str(k) for (_, k, _), given, due in zip(run, given_run, due_run) if given and not due]
+        if extra and not problems:
+            problems = [
+                f"with d = {run[0][2]} your function returned something after critic updates {', '.join(extra)},"
+                " when the actor was not due: then change nothing and return None, so that the caller can tell an"
+                " actor update from none"
+            ]
     return report(
         problems[:1],
         "every d-th critic update, one Adam step on J = -mean Q1(s, pi(s)), the critics frozen and untouched.",

@@ -47,6 +47,7 @@ def test_learn_eval_freq_is_the_eval_callback(toy_env, toy_config):
     TD3(toy_env(), toy_config, seed=0, device="cpu").learn(40, eval_freq=10, eval_episodes=2, log=rows.append)
     best = EvalCallback(eval_freq=10, n_episodes=2)
     TD3(toy_env(), toy_config, seed=0, device="cpu").learn(40, callback=best)
+    assert [row["step"] for row in best.evaluations] == [10, 20, 30, 40]
     assert [row for row in rows if "eval_return" in row] == best.evaluations
 
 

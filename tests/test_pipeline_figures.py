@@ -9,7 +9,20 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextPath
 
 from td3_steps import course
-from td3_steps.pipeline import BOX_H, BOX_W, BOXES, HIGHLIGHT_FILL, STAGES, WIDTH, box_origin, pipeline_svg
+from td3_steps.pipeline import (
+    BOX_H,
+    BOX_W,
+    BOXES,
+    FORMULA_LINE,
+    FORMULA_PX,
+    HIGHLIGHT_FILL,
+    STAGES,
+    TITLE_LINE,
+    TITLE_PX,
+    WIDTH,
+    box_origin,
+    pipeline_svg,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"
@@ -52,17 +65,20 @@ def test_text_is_readable_when_projected():
 def test_every_line_fits_its_box(step):
     titles, formulas = BOXES[step]
     for line in titles:
-        assert _width(line, 20, bold=True) <= BOX_W - 8, f"step {step}: {line!r} is wider than its box"
+        assert _width(line, TITLE_PX, bold=True) <= BOX_W - 8, f"step {step}: {line!r} is wider than its box"
     for line in formulas:
-        assert _width(line, 18) <= BOX_W - 8, f"step {step}: {line!r} is wider than its box"
-    lines = len(titles) * 23 + 6 + len(formulas) * 21
+        assert _width(line, FORMULA_PX) <= BOX_W - 8, f"step {step}: {line!r} is wider than its box"
+    lines = len(titles) * TITLE_LINE + 6 + len(formulas) * FORMULA_LINE
     assert lines <= BOX_H - 16, f"step {step}: too many lines for the box"
 
 
 def test_boxes_and_legend_do_not_overlap():
     origins = sorted(box_origin(step) for step in BOXES)
-    assert len(set(origins)) == 15
-    assert all(0 <= x and x + BOX_W <= WIDTH for x, _ in origins)
+    assert len(origins) == 15 and all(0 <= x and x + BOX_W <= WIDTH for x, _ in origins)
+    for i, (ax, ay) in enumerate(origins):
+        for bx, by in origins[i + 1 :]:
+            apart = ax + BOX_W <= bx or bx + BOX_W <= ax or ay + BOX_H <= by or by + BOX_H <= ay
+            assert apart, f"the boxes at {(ax, ay)} and {(bx, by)} overlap"
     legend = [(x, x + 26 + _width(label, 16)) for _, _, label, x, _, _ in STAGES]
     assert all(end + 8 <= start for (_, end), (start, _) in zip(legend, legend[1:])), legend
     assert legend[-1][1] <= WIDTH

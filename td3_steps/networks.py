@@ -19,7 +19,7 @@ from .config import ACTIVATIONS, NET_ARCH, TD3Config
 from .counts import is_count, is_sizes
 from .devices import CPU, check_memory, in_bytes
 from .envs import check_bounds
-from .failures import device_problem, explain_failures, module_problem
+from .failures import device_problem, explain_failures, first_problem, module_problem, tensor_problem
 from .features import FlattenExtractor, make_features_extractor
 
 SMALLER_LAYERS = "use smaller layers (TD3Config.net_arch)"
@@ -81,8 +81,8 @@ class MLP(nn.Module):
         expected = f"{self.owner} takes a {dtype} tensor of shape (B, {width}): {self.takes}"
         if not isinstance(x, torch.Tensor):
             return TypeError(
-                f"{expected}; got an object of type {type(x).__name__}. Convert it first:"
-                f" torch.as_tensor(x, dtype={dtype})."
+                f"{expected}; got an object of type {type(x).__name__}. Convert {self.inputs} first:"
+                f" torch.as_tensor(..., dtype={dtype})."
             )
         if x.ndim == 0 or x.shape[-1] != width:  # (B, width) is usual; torch's Linear reads any leading axes
             return ValueError(f"{expected}; got shape {tuple(x.shape)}.")
@@ -196,14 +196,12 @@ class Critic(nn.Module):
     def _action_problem(self, obs, action) -> Exception | None:
         """The error to raise when `obs` or `action` is no tensor, or the actions do not fit the observations."""
         expected = f"A critic takes the actions as a tensor of shape (B, {self.action_dim}), one row per observation"
-        for name, value in (("observations", obs), ("actions", action)):
-            if not isinstance(value, torch.Tensor):
-                return TypeError(
-                    f"A critic takes the {name} as a torch.Tensor, one row per observation; got an object of type"
-                    f" {type(value).__name__}. Convert it first: torch.as_tensor(x, dtype=torch.float32)."
-                )
-        problem = device_problem(
-            "A critic", "its weights'", {"weights": next(self.parameters(), None), "obs": obs, "action": action}
+        problem = first_problem(
+            tensor_problem("A critic", "obs", obs, "one observation per row"),
+            tensor_problem("A critic", "action", action, "one action per row, beside its observation"),
+            device_problem(  # device_problem skips what is no tensor: the checks above name it
+                "A critic", "its weights'", {"weights": next(self.parameters(), None), "obs": obs, "action": action}
+            ),
         )
         if problem is not None:
             return problem

@@ -79,7 +79,7 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
         (lambda a, c: a(torch.zeros(8, 5)), ValueError, r"The actor takes a torch.float32 tensor of shape \(B, 3\): one"
          r" observation of 3 values per row; got shape \(8, 5\)\."),
         (lambda a, c: a(np.zeros((8, 3), np.float32)), TypeError,
-         r"The actor takes .*; got an object of type ndarray\. Convert it first: torch.as_tensor"),
+         r"The actor takes .*; got an object of type ndarray\. Convert the observations first: torch.as_tensor"),
         (lambda a, c: a(torch.zeros(8, 3, dtype=torch.float64)), TypeError,
          r"got a torch.float64 tensor\. Convert the observations first: \.to\(torch.float32\)\."),
         (lambda a, c: a(torch.zeros(8, 3, device="meta")), ValueError, r"on cpu; got a tensor on meta\. Move the observations first: \.to\('cpu'\)\."),
@@ -94,7 +94,7 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
         (lambda a, c: c.members[0](torch.zeros(8, 3), torch.zeros(8)), ValueError,
          r"got actions of shape \(8,\) for observations of shape \(8, 3\)\. Use action.unsqueeze\(1\)"),
         (lambda a, c: c(torch.zeros(8, 3), np.zeros((8, 1), np.float32)), TypeError,
-         r"A critic takes the actions as a torch.Tensor, .*; got an object of type ndarray\."),
+         r"A critic: action must be a torch.Tensor, .*; got an object of type ndarray\. .*as_tensor\(action"),
         (lambda a, c: c(torch.zeros(8, 3), torch.zeros(8, 1, device="meta")), ValueError,
          r"A critic: everything must be on its weights' device, cpu; got action on meta\. Move it first:"
          r" action.to\('cpu'\)\."),

@@ -18,6 +18,8 @@ from torch import nn
 
 from .counts import is_number
 
+INT64 = torch.iinfo(torch.int64)  # torch turns a Python int into one: a larger one is an OverflowError
+
 
 def explain_failures(problem: Callable[..., Exception | None]):
     """Decorate `fn` so that a failed call raises problem(**fn's arguments) when it returns an error."""
@@ -68,7 +70,7 @@ def number_problem(where: str, name: str, value, takes: str) -> Exception | None
     64-bit integers (10**30, say, where a float was meant); `takes` says which number."""
     if not is_number(value):
         return TypeError(f"{where}: {name} must be a finite number, {takes}; got {value!r:.80}.")
-    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+    if isinstance(value, int) and not INT64.min <= value <= INT64.max:
         return ValueError(
             f"{where}: {name} must be a number torch can compute with, {takes}; got {value:.3g}, a whole number"
             " beyond 64 bits."

@@ -1,7 +1,8 @@
 """Seeds: one run seed, derived into independent streams, one per purpose.
 
 Every random draw of a run after the networks' initial weights (which `torch.manual_seed(seed)` draws)
-comes from `derived_seed(seed, stream, index)` with a stream of this table, so that acting, updates, training episodes, evaluation and pretraining never share a sequence,
+comes from `derived_seed(seed, stream, index)` with a stream of this table, so that acting, updates,
+training episodes, evaluation and pretraining never share a sequence,
 and the fresh episodes of the evaluation protocol (scripts/evaluate_agents.py) are never seen in
 training or in the periodic evaluation that selects the best actor.
 """

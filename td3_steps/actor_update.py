@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from .counts import is_count
-from .failures import explain_failures, module_problem, optimizer_problem
+from .failures import check_reached, explain_failures, explained, module_problem, optimizer_problem
 
 
 def _delay_problem(critic_updates, policy_delay) -> Exception | None:
@@ -29,10 +29,22 @@ def _actor_loss_problem(actor, critics, obs, where: str = "actor_loss") -> Excep
     return module_problem(where, "actor", actor, "the actor pi_phi")
 
 
+FROZEN_CRITICS = ValueError(
+    "actor_update: none of these critics' parameters is trainable: they are the target critics (step 7), which only"
+    " Polyak averaging moves. Pass the online critics, the ones critic_update trains."
+)
+
+
 def _actor_update_problem(actor, critics, obs, optimizer) -> Exception | None:
-    return _actor_loss_problem(actor, critics, obs, "actor_update") or optimizer_problem(
+    problem = _actor_loss_problem(actor, critics, obs, "actor_update") or optimizer_problem(
         "actor_update", optimizer, "actor"
     )
+    if problem is None and not any(p.requires_grad for p in actor.parameters()):
+        problem = ValueError(
+            "actor_update: none of this actor's parameters is trainable: it is the target actor (step 5), which only"
+            " Polyak averaging moves (step 14). Pass the online actor, the one that acts."
+        )
+    return problem
 
 
 @explain_failures(_delay_problem)
@@ -65,12 +77,18 @@ def actor_update(
     would be wasted work, and must never reach the critics' optimizer). Returns the loss.
     Taught in notebooks/13_delayed_actor.ipynb.
     """
-    critics.requires_grad_(False)
+    trainable = [p for p in critics.parameters() if p.requires_grad]  # what is frozen already stays frozen
+    if not trainable:
+        raise explained(FROZEN_CRITICS)
+    for p in trainable:
+        p.requires_grad_(False)
     try:
         loss = actor_loss(actor, critics, obs)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        check_reached("actor_update", optimizer, "actor")
         optimizer.step()
     finally:
-        critics.requires_grad_(True)
+        for p in trainable:
+            p.requires_grad_(True)
     return loss.detach()

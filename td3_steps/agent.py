@@ -87,6 +87,8 @@ class TD3:
         self.config = config = config_of(config, config_fields)
         self.seed = check_seed(seed)
         self.device = resolve_device(device)
+        if tensorboard_log is not None:
+            TensorBoardLog.check(tensorboard_log)
         if config.mixed_precision:
             warn_if_bfloat16_is_emulated(self.device)
         self.observation_space = self.env.observation_space
@@ -224,7 +226,9 @@ class TD3:
         total_timesteps = int(total_timesteps)
         check_flag("learn", "progress_bar", progress_bar)
         callbacks = list(callback) if isinstance(callback, Sequence) else [callback] if callback is not None else []
-        not_callable = [f for f in (*callbacks, log) if f is not None and not callable(f)]
+        not_callable = [f for f in callbacks if not callable(f)] + (
+            [log] if log is not None and not callable(log) else []
+        )
         if not_callable:
             raise TypeError(
                 f"callback and log take functions (callback(model), log(row)), or a list of callbacks; got"

@@ -28,7 +28,7 @@ import torch
 
 from .config import ConfigError, TD3Config
 from .envs import stored_observation
-from .files import as_path, check_parents, make_parents, write_atomically, write_synced
+from .files import as_path, check_parents, check_writable, make_parents, write_atomically, write_synced
 from .seeding import ACTING, UPDATES, derived_seed
 
 FORMAT = "td3_steps checkpoint"
@@ -87,6 +87,7 @@ def check_checkpoint_path(path) -> Path:
                 f" checkpoint ({', '.join(sorted(FILES))}), and saving replaces it whole. Give a new name, such as"
                 f" {path / 'checkpoint'}, or move {directory} away."
             )
+    check_writable(path)
     return path
 
 
@@ -166,9 +167,11 @@ def content_digest(metadata: dict, tensors: dict[str, torch.Tensor]) -> str:
     so it is computed the same on save and on load (actor files and replay memory files hold it)."""
     sha = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode())
     for name, tensor in sorted(tensors.items()):
-        tensor = tensor.detach().cpu().contiguous()
         sha.update(json.dumps([name, str(tensor.dtype), list(tensor.shape)]).encode())
-        sha.update(tensor.reshape(-1).view(torch.uint8).numpy())
+        flat = tensor.detach().cpu().reshape(-1)
+        if flat.stride(0) != 1:  # a byte view needs stride 1, which a file's (corrupted) strides need not give
+            flat = flat.clone(memory_format=torch.contiguous_format)
+        sha.update(flat.view(torch.uint8).numpy())
     return sha.hexdigest()
 
 

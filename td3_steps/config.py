@@ -251,11 +251,14 @@ def _check(config: TD3Config, name: str, ok: Callable[[Any], bool], expected: st
     """Raise a ConfigError naming the field and what it must be, unless ok(value)."""
     value = getattr(config, name)
     if not ok(value):
-        raise ConfigError(f"TD3Config.{name} = {value!r} is invalid: it must be {expected}.")
+        raise ConfigError(f"TD3Config.{name} = {value!r:.80} is invalid: it must be {expected}.")
 
 
 def _python_value(value):
-    """A numpy scalar's Python value (np.int64(256) -> 256); anything else as it is."""
+    """A numpy scalar's Python value (np.int64(256) -> 256); anything else as it is. A float is a Python float even
+    from np.longdouble, whose .item() stays a longdouble (which JSON cannot write)."""
+    if isinstance(value, np.floating):
+        return float(value)
     return value.item() if isinstance(value, np.generic) else value
 
 

@@ -26,8 +26,9 @@ def check_flag(where: str, name: str, value) -> None:
 
 def is_number(value) -> bool:
     """A finite int or float, numpy's included (not inf, not NaN), and not a bool (True is no learning rate)."""
-    return (
-        isinstance(value, (int, float, np.integer, np.floating))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # a whole number beyond any float, 10**400 say
+        return False

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .failures import device_problem, explain_failures, optimizer_problem, tensor_problem
+from .failures import check_reached, device_problem, explain_failures, optimizer_problem, tensor_problem
 from .shapes import check_column, check_q_values
 
 
@@ -39,9 +39,8 @@ def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> tor
 
     Every Q and y must be (B, 1). Taught in notebooks/11_critic_loss.ipynb.
     """
-    batch = target.shape[0]
-    check_column("target", target, batch)
-    check_q_values(q_values, batch)
+    check_column("target", target)
+    check_q_values(q_values, target.shape[0])
     return sum(F.mse_loss(q, target) for q in q_values)
 
 
@@ -58,7 +57,24 @@ def _critic_update_problem(loss, optimizer) -> Exception | None:
             f"{where}: loss carries no gradient: it was computed under torch.no_grad(), or from detached"
             " Q-values. Compute the Q-values with gradient (current_q_values, step 10), then the loss from them."
         )
-    return problem or optimizer_problem(where, optimizer, "critics")
+    problem = problem or optimizer_problem(where, optimizer, "critics")
+    if problem is None and _spent(loss, optimizer):
+        problem = ValueError(
+            f"{where}: this loss can no longer be backpropagated: an update has used it already (running the cell"
+            " again reuses it), or the critics have changed since it was computed. Compute the Q-values and the loss"
+            " again (steps 10 and 11), then update."
+        )
+    return problem
+
+
+def _spent(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> bool:
+    """Whether loss's graph is gone (freed by an earlier backward) or stale (a weight it saved changed in place)."""
+    leaves = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+    try:
+        torch.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
+    except RuntimeError:
+        return True
+    return False
 
 
 @explain_failures(_critic_update_problem)
@@ -70,4 +86,5 @@ def critic_update(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
     """
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
+    check_reached("critic_update", optimizer, "critics")
     optimizer.step()

@@ -26,6 +26,8 @@ def resolve_device(device: str | torch.device) -> torch.device:
         resolved = torch.device(device)
     except (RuntimeError, TypeError) as error:
         raise ValueError(unknown) from error
+    if resolved.type not in ("cpu", "cuda"):
+        raise ValueError(f"device={device!r}: td3_steps computes on 'cpu' or 'cuda' (or 'cuda:N'); 'auto' picks one.")
     if resolved.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(
@@ -75,6 +77,8 @@ def check_memory(what: str, nbytes: int, device: torch.device, fix: str) -> None
 
 def in_bytes(nbytes: int) -> str:
     """A size as people read it: 3.2 GiB, 480.0 MiB."""
+    if nbytes >= 2**1000:  # beyond a float (10**400, say): its order of magnitude says enough
+        return f"about 1e{len(str(nbytes)) - 1} bytes"
     return f"{nbytes / 2**30:,.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
 
 

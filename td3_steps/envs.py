@@ -192,6 +192,16 @@ def stored_observations(space: gym.Space, observations) -> np.ndarray:
     return batch
 
 
+def has_time_limit(env: gym.Env) -> bool:
+    """Whether a gymnasium TimeLimit wrapper (gymnasium.make adds one for an id registered with max_episode_steps)
+    cuts env's episodes."""
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, gym.wrappers.TimeLimit):
+            return True
+        env = env.env
+    return False
+
+
 def as_env(env: str | gym.Env) -> gym.Env:
     """The environment an id names (made by make_env), or the gymnasium.Env given; anything else is refused."""
     if isinstance(env, str) and env in ("MlpPolicy", "CnnPolicy", "MultiInputPolicy"):

@@ -95,6 +95,20 @@ def optimizer_problem(where: str, optimizer, network: str) -> Exception | None:
     )
 
 
+def check_reached(where: str, optimizer: torch.optim.Optimizer, network: str) -> None:
+    """After backward: raise unless the loss reached a parameter of `optimizer` (one .grad read while it does).
+    Another network's optimizer would otherwise step nothing, silently."""
+    if not any(p.grad is not None for group in optimizer.param_groups for p in group["params"]):
+        raise explained(
+            ValueError(
+                f"{where}: the loss reaches none of this optimizer's parameters, so its step would change nothing:"
+                f" it is another network's optimizer. Pass the one built over {network}.parameters()"
+                f" (TD3's {network.rstrip('s')}_optimizer), with the loss computed again: this one has been"
+                " backpropagated."
+            )
+        )
+
+
 def device_problem(where: str, owner: str, tensors: dict) -> Exception | None:
     """A ValueError when a tensor in `tensors` (name: value; values that are no tensors are skipped) is not on the
     device of the first one, `owner`'s: a student's CPU tensor beside a network on the GPU, say."""

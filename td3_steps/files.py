@@ -6,6 +6,7 @@ A crash, a kill or a full disk while writing leaves the old file or the whole ne
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -39,6 +40,19 @@ def check_file_path(path) -> Path:
     return path
 
 
+def check_writable(path) -> None:
+    """A PermissionError naming `path` unless a file can be made in the nearest directory at or above it that
+    exists (tried with a temporary file, gone at once): for a save that comes hours into training."""
+    directory = next(p for p in (Path(path), *Path(path).parents) if p.is_dir())
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as error:
+        raise PermissionError(
+            f"Cannot write {path}: {directory} does not take new files ({error.strerror}). Choose another path."
+        ) from error
+
+
 def make_parents(path) -> None:
     """Create the directories above `path` that are missing (check_parents first)."""
     check_parents(path)
@@ -52,8 +66,10 @@ def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:
     try:
         write_synced(tmp, write)
         os.replace(tmp, file)
-    except BaseException:
+    except BaseException as error:
         tmp.unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.errno is not None:  # named by the file asked for, not the .tmp
+            raise type(error)(error.errno, f"Cannot write {file}: {error.strerror}") from error
         raise
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import math
+from pathlib import Path
 
 import torch
 
-from .files import as_path, write_atomically, write_text_atomically
+from .files import as_path, check_parents, write_atomically, write_text_atomically
 
 COLUMNS = [
     "step",
@@ -142,7 +143,7 @@ class TensorBoardLog:
     """
 
     def __init__(self, log_dir):
-        log_dir = as_path(log_dir, "tensorboard_log")
+        log_dir = TensorBoardLog.check(log_dir)
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError as error:
@@ -150,6 +151,17 @@ class TensorBoardLog:
                 f"tensorboard_log={str(log_dir)!r} needs the tensorboard package: pip install tensorboard"
             ) from error
         self.writer = SummaryWriter(str(log_dir))
+
+    @staticmethod
+    def check(log_dir) -> Path:
+        """`log_dir` as a Path, if TensorBoard can make its directory there (checked before an agent is built)."""
+        log_dir = as_path(log_dir, "tensorboard_log")
+        if log_dir.exists() and not log_dir.is_dir():
+            raise NotADirectoryError(
+                f"tensorboard_log={str(log_dir)!r} is a file: give a directory for the event files."
+            )
+        check_parents(log_dir)
+        return log_dir
 
     def __call__(self, row: dict) -> None:
         for name in COLUMNS[1:]:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from .config import ACTIVATIONS, NET_ARCH, TD3Config
-from .counts import is_count, is_sizes
+from .counts import check_flag, is_count, is_sizes
 from .devices import CPU, check_memory, in_bytes
 from .envs import check_bounds
 from .failures import device_problem, explain_failures, first_problem, module_problem, tensor_problem
@@ -141,11 +141,11 @@ class Actor(nn.Module):
         net: nn.Module | None = None,
     ):
         super().__init__()
-        check_network_arguments("Actor", net_arch, activation, obs_dim=obs_dim)
+        check_network_arguments("Actor", net_arch, activation, layer_norm, mixed_precision, obs_dim=obs_dim)
         # copies: as_tensor alone would share memory with the env's action_space.low and .high, which a
         # load_state_dict into these buffers would then overwrite
-        low = torch.as_tensor(action_low, dtype=torch.float32).reshape(-1).clone()
-        high = torch.as_tensor(action_high, dtype=torch.float32).reshape(-1).clone()
+        low = torch.as_tensor(action_low, dtype=torch.float32).detach().reshape(-1).clone()
+        high = torch.as_tensor(action_high, dtype=torch.float32).detach().reshape(-1).clone()
         check_bounds(low.cpu().numpy(), high.cpu().numpy())
         self.register_buffer("action_low", low)
         self.register_buffer("action_high", high)
@@ -160,8 +160,8 @@ class Actor(nn.Module):
         self.architecture = {
             "net_arch": [int(n) for n in net_arch],
             "activation": activation,
-            "layer_norm": layer_norm,
-            "mixed_precision": mixed_precision,
+            "layer_norm": bool(layer_norm),
+            "mixed_precision": bool(mixed_precision),
             "features_extractor": self.features.name,
             "custom_net": net is not None,
         }
@@ -185,13 +185,15 @@ class Critic(nn.Module):
         net: nn.Module | None = None,
     ):
         super().__init__()
-        check_network_arguments("Critic", net_arch, activation, obs_dim=obs_dim, action_dim=action_dim)
+        check_network_arguments(
+            "Critic", net_arch, activation, layer_norm, mixed_precision, obs_dim=obs_dim, action_dim=action_dim
+        )
         self.net = net if net is not None else MLP(
             obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm, owner="A critic",
             takes=f"per row, the observation ({obs_dim} values) and the action ({action_dim}) side by side",
             inputs="the observations and actions",
         )  # fmt: skip
-        self.action_dim = action_dim  # for the error when the actions do not fit
+        self.obs_dim, self.action_dim = obs_dim, action_dim  # for the error when the inputs do not fit
 
     def _action_problem(self, obs, action) -> Exception | None:
         """The error to raise when `obs` or `action` is no tensor, or the actions do not fit the observations."""
@@ -205,6 +207,12 @@ class Critic(nn.Module):
         )
         if problem is not None:
             return problem
+        if obs.ndim != 2:
+            hint = " One observation is a batch of one: obs.unsqueeze(0), its action action.unsqueeze(0)."
+            return ValueError(
+                f"A critic takes the observations as a tensor of shape (B, {self.obs_dim}), one row each; got"
+                f" shape {tuple(obs.shape)}.{hint if obs.ndim == 1 else ''}"
+            )
         if action.ndim != obs.ndim or action.shape[0] != obs.shape[0]:
             flat = self.action_dim == 1 and action.shape == obs.shape[:1]
             hint = " Use action.unsqueeze(1) (or .reshape(-1, 1))." if flat else ""
@@ -242,7 +250,9 @@ class Critics(nn.Module):
         net: nn.Module | None = None,
     ):
         super().__init__()
-        check_network_arguments("Critics", net_arch, activation, obs_dim=obs_dim, action_dim=action_dim)
+        check_network_arguments(
+            "Critics", net_arch, activation, layer_norm, mixed_precision, obs_dim=obs_dim, action_dim=action_dim
+        )
         if not is_count(n_critics, 1):
             raise ValueError(f"Critics: n_critics must be a whole number >= 1 (TD3 has 2), got {n_critics!r}.")
         self.features = _features(features, obs_dim)
@@ -268,9 +278,11 @@ class Critics(nn.Module):
         return tuple(critic(features, action) for critic in members)
 
 
-def check_network_arguments(network: str, net_arch, activation: str, **sizes) -> None:
+def check_network_arguments(network: str, net_arch, activation: str, layer_norm, mixed_precision, **sizes) -> None:
     """Refuse, when a network is made, sizes and choices it cannot be built from: a ValueError that names the
     argument, not torch's error from inside nn.Linear (TD3Config checks the same rules for the agent's networks)."""
+    check_flag(network, "layer_norm", layer_norm)
+    check_flag(network, "mixed_precision", mixed_precision)
     for name, value in sizes.items():
         if not is_count(value, 1):
             raise ValueError(f"{network}: {name} must be a whole number >= 1 (a vector's length), got {value!r}.")

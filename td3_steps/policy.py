@@ -13,13 +13,14 @@ from .checkpoint import CheckpointError, check_contents, content_digest, load_te
 from .config import TD3Config
 from .counts import check_flag, is_count
 from .devices import resolve_device
-from .envs import check_action_space, env_id_of, make_env, observation_batch, stored_observation_shape
+from .envs import check_action_space, env_id_of, has_time_limit, make_env, observation_batch, stored_observation_shape
 from .files import as_path
 from .networks import Actor, build_actor
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .seeding import ACTING, EVAL_EPISODES, check_seed, derived_seed
 
 POLICY_FORMAT = "td3_steps policy"
+UNTIMED_EPISODE_LIMIT = 100_000  # steps of one evaluation episode in an env with no TimeLimit: then it never ends
 POLICY_VERSION = 3  # versions 1 and 2, written before the sha256, still load, unverified
 # What Policy.load needs of a file of each version, with each value's type.
 POLICY_KEYS = {
@@ -127,15 +128,24 @@ class Policy:
         check_seed(seed)
         if self._eval_env is None:
             self._eval_env = make_env(self.env_id) if self.env_id is not None else copy.deepcopy(self._env)
+        limit = None if has_time_limit(self._eval_env) else UNTIMED_EPISODE_LIMIT
         returns = []
         for k in range(n_episodes):
             obs, _ = self._eval_env.reset(seed=derived_seed(seed, stream, k))
-            total, done = 0.0, False
+            total, done, steps = 0.0, False, 0
             while not done:
                 action, _ = self.predict(obs)
                 obs, reward, terminated, truncated, _ = self._eval_env.step(action)
                 total += float(reward)
                 done = terminated or truncated
+                steps += 1
+                if steps == limit and not done:
+                    raise ValueError(
+                        f"Evaluation episode {k + 1} has run {limit:,} steps without ending: the environment has no"
+                        " time limit, and an episode that never terminates would never end. Wrap it:"
+                        " gymnasium.wrappers.TimeLimit(env, max_episode_steps=...), or register its id with"
+                        " max_episode_steps."
+                    )
             returns.append(total)
         return returns
 
@@ -143,7 +153,11 @@ class Policy:
         """One small file (atomic write): the actor's weights, what is needed to rebuild it (env id, architecture,
         observation shape), and the sha256 of all that (see `policy_digest`), which `load` checks."""
         if self.env_id is None:
-            raise ValueError("Only a policy for a registered environment id can be saved.")
+            raise ValueError(
+                "Only a policy for a registered environment id can be saved: the file names the environment it acts"
+                " in. Register yours (gymnasium.register('MyEnv-v0', entry_point=..., max_episode_steps=...)) and"
+                " make the agent from that id, or save the whole agent: model.save(path)."
+            )
         data = {
             "format": POLICY_FORMAT,
             "version": POLICY_VERSION,

@@ -7,13 +7,14 @@ Stable-Baselines' `pretrain`; TD3.pretrain calls it.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .counts import is_count
+from .counts import is_count, is_number
 from .devices import adam
 from .envs import stored_observations
 from .schedules import value_at
@@ -40,14 +41,14 @@ def pretrain(
     target is set to the actor (and the critic targets to the critics when they share the features
     extractor, which this trains too).
     """
+    _check_options(epochs, batch_size, validation_fraction, learning_rate)
+    observations = _array(observations)
+    if np.size(observations) == 0:
+        raise ValueError("pretrain: no pairs given: observations and actions must hold at least one each.")
     obs = torch.as_tensor(stored_observations(model.observation_space, observations), device=model.device)
-    expert = _expert_actions(model, actions, len(obs))
-    if not (is_count(epochs, 1) and is_count(batch_size, 1)):
-        raise ValueError(f"pretrain: epochs and batch_size must be positive integers, got {epochs!r}, {batch_size!r}.")
-    epochs, batch_size = int(epochs), int(batch_size)
-    if not 0 <= validation_fraction < 1:
-        raise ValueError(f"pretrain: validation_fraction = {validation_fraction!r} must be in [0, 1).")
     n = len(obs)
+    expert = _expert_actions(model, _array(actions), n)
+    epochs, batch_size = int(epochs), min(int(batch_size), n)
     n_val = math.ceil(n * validation_fraction)
     if n - n_val < 1:
         raise ValueError(f"pretrain: {n} pairs leave nothing to train on after a validation split of {n_val}.")
@@ -57,6 +58,7 @@ def pretrain(
     val_index, train_index = order[:n_val], order[n_val:]
     rate = learning_rate if learning_rate is not None else value_at(model.config.learning_rate, 1.0)
     optimizer = adam(model.actor.parameters(), rate)
+    before = copy.deepcopy(model.actor.state_dict())
     history = []
     for epoch in range(1, epochs + 1):
         shuffled = train_index[torch.randperm(len(train_index), generator=generator)]
@@ -72,11 +74,37 @@ def pretrain(
                 F.mse_loss(model.actor(obs[b]), expert[b], reduction="sum").item() for b in val_index.split(batch_size)
             )
         val_loss = val / (n_val * expert.shape[1]) if n_val else math.nan
+        if not math.isfinite(total):
+            model.actor.load_state_dict(before)
+            raise ValueError(
+                f"pretrain: the loss became {total} in epoch {epoch}, so the actor's weights diverged; they are put"
+                f" back as they were. Lower the learning rate (it was {rate:g})."
+            )
         history.append({"epoch": epoch, "train_loss": total / len(train_index), "val_loss": val_loss})
     model.actor_target.load_state_dict(model.actor.state_dict())
     if model.config.share_features_extractor:
         model.critic_targets.load_state_dict(model.critics.state_dict())
     return history
+
+
+def _check_options(epochs, batch_size, validation_fraction, learning_rate) -> None:
+    if not (is_count(epochs, 1) and is_count(batch_size, 1)):
+        raise ValueError(
+            f"pretrain: epochs and batch_size must be positive integers, got {epochs!r:.40}, {batch_size!r:.40}."
+        )
+    if not (is_number(validation_fraction) and 0 <= validation_fraction < 1):
+        raise ValueError(
+            f"pretrain: validation_fraction must be a number in [0, 1), e.g. 0.1; got {validation_fraction!r:.80}."
+        )
+    if learning_rate is not None and not (is_number(learning_rate) and learning_rate > 0):
+        raise ValueError(
+            f"pretrain: learning_rate must be a positive number, e.g. 1e-3 (None: the config's); got {learning_rate!r:.80}."
+        )
+
+
+def _array(values):
+    """Observations or actions as numpy reads them: a tensor (one with gradient included) comes off its device."""
+    return values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else values
 
 
 def _expert_actions(model, actions, n: int) -> torch.Tensor:
@@ -88,6 +116,8 @@ def _expert_actions(model, actions, n: int) -> torch.Tensor:
                          f" {n} observations, got {expert.shape}.")  # fmt: skip
     expert = torch.as_tensor(expert.reshape(n, -1), device=model.device)
     low, high = model.action_low, model.action_high
+    if not torch.isfinite(expert).all():
+        raise ValueError("pretrain: some expert actions are NaN or inf: drop those pairs first.")
     outside = ((expert < low) | (expert > high)).any(dim=1).nonzero()
     if len(outside):
         i = int(outside[0])

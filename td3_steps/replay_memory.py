@@ -15,6 +15,7 @@ from .counts import is_count
 from .devices import check_memory, in_bytes, resolve_device
 from .failures import explain_failures, generator_problem
 
+FLOAT32_MAX = torch.finfo(torch.float32).max
 SAMPLE_ARGUMENTS = (
     "batch_size must be a positive whole number, generator None or a torch.Generator on the memory's device"
 )
@@ -116,8 +117,12 @@ class ReplayMemory:
                                         ("truncated", truncated, "True or False", _flag)):  # fmt: skip
             try:
                 read(value)  # as add() reads it
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 return ValueError(f"ReplayMemory.add: {name} must be {kind}, got {value!r:.80}.")
+        if abs(float(reward)) > FLOAT32_MAX:
+            return ValueError(
+                f"ReplayMemory.add: reward {float(reward):g} is beyond what float32 holds (about 3.4e38)."
+            )
         return None
 
     def _sample_problem(self, batch_size, generator) -> Exception:
@@ -135,12 +140,11 @@ class ReplayMemory:
         Taught in notebooks/01_replay_memory.ipynb.
         """
         i = self.position
-        self.obs[i] = _row(obs, self.obs)
-        self.action[i] = _row(action, self.action)
-        self.reward[i] = float(reward)
-        self.next_obs[i] = _row(next_obs, self.next_obs)
-        self.terminated[i] = _flag(terminated)
-        self.truncated[i] = _flag(truncated)
+        rows = _row(obs, self.obs), _row(action, self.action), _row(next_obs, self.next_obs)
+        flags = _flag(terminated), _flag(truncated)
+        self.reward[i] = float(reward)  # the one write that can fail (beyond float32): before any other
+        self.obs[i], self.action[i], self.next_obs[i] = rows
+        self.terminated[i], self.truncated[i] = flags
         self.position = (i + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
 
@@ -216,7 +220,9 @@ def _columns(obs_shape: tuple[int, ...], action_dim: int, obs_dtype: torch.dtype
 def _row(x, column: torch.Tensor) -> torch.Tensor:
     """`x` as one row of `column`, in its dtype. Its shape must be the row's: a number or a (1,) array would
     otherwise be broadcast silently into every value of the row."""
-    row = x if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x), dtype=column.dtype)
+    # detached: an action that still carries its graph (no torch.no_grad() around the actor) would make the
+    # memory part of that graph, and every later update would reach back into the actor
+    row = x.detach() if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x), dtype=column.dtype)
     if row.shape != column.shape[1:]:
         raise ValueError(f"a row of shape {tuple(column.shape[1:])}, not {tuple(row.shape)}")
     return row

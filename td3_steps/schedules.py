@@ -36,10 +36,10 @@ class LinearSchedule:
         for name in ("start", "end", "end_fraction"):
             value = getattr(self, name)
             if not is_number(value):
-                raise ValueError(f"LinearSchedule.{name} = {value!r} must be a finite number.")
+                raise ValueError(f"LinearSchedule.{name} = {value!r:.80} must be a finite number.")
             object.__setattr__(self, name, float(value))  # a numpy number would not go into meta.json
         if not 0 < self.end_fraction <= 1:
-            raise ValueError(f"LinearSchedule.end_fraction = {self.end_fraction!r} must be in (0, 1].")
+            raise ValueError(f"LinearSchedule.end_fraction = {self.end_fraction!r:.80} must be in (0, 1].")
 
     def __call__(self, progress_remaining: float) -> float:
         done = 1.0 - progress_remaining

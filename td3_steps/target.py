@@ -139,7 +139,7 @@ def bellman_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch
     still bootstraps: the state after it has a future the episode merely did not see.
     All three inputs must be (B, 1). Taught in notebooks/09_bellman_target.ipynb.
     """
-    batch = next_q.shape[0]
-    for name, tensor in (("reward", reward), ("terminated", terminated), ("next_q", next_q)):
-        check_column(name, tensor, batch)
+    check_column("next_q", next_q)
+    for name, tensor in (("reward", reward), ("terminated", terminated)):
+        check_column(name, tensor, next_q.shape[0])
     return reward + gamma * (1.0 - terminated) * next_q

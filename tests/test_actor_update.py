@@ -1,9 +1,11 @@
 """td3_steps.actor_update: step 13, the delayed actor update that climbs critic 1."""
 
+import copy
+
 import pytest
 import torch
 
-from td3_steps import Actor, Critics, actor_loss, actor_update, policy_update_due
+from td3_steps import Actor, Critics, actor_loss, actor_update, make_target, policy_update_due
 
 LOW = torch.tensor([0.0, -1.0])
 HIGH = torch.tensor([2.0, 3.0])
@@ -52,3 +54,31 @@ def test_a_wrong_argument_is_named():
         with pytest.raises(error, match=message):
             call()
     assert all(p.requires_grad for p in critics.parameters())  # a failed actor_update unfreezes the critics
+
+
+def _networks():
+    torch.manual_seed(0)
+    actor, critics = Actor(3, -torch.ones(1), torch.ones(1), (16,)), Critics(3, 1, (16,))
+    return actor, critics, torch.optim.Adam(actor.parameters()), torch.randn(8, 3)
+
+
+def test_a_critic_frozen_before_the_update_stays_frozen():
+    actor, critics, optimizer, obs = _networks()
+    critics.members[1].requires_grad_(False)  # frozen on purpose by the caller
+    actor_update(actor, critics, obs, optimizer)
+    assert all(p.requires_grad for p in critics.members[0].parameters())
+    assert not any(p.requires_grad for p in critics.members[1].parameters())
+
+
+def test_targets_or_another_optimizer_are_refused_before_the_actor_moves():
+    actor, critics, optimizer, obs = _networks()
+    actor_target, critic_targets = make_target(actor), make_target(critics)
+    before = copy.deepcopy(actor.state_dict())
+    with pytest.raises(ValueError, match="target critics"):
+        actor_update(actor, critic_targets, obs, optimizer)
+    assert not any(p.requires_grad for p in critic_targets.parameters())  # left frozen
+    with pytest.raises(ValueError, match="target actor .* Pass the online actor"):
+        actor_update(actor_target, critics, obs, optimizer)
+    with pytest.raises(ValueError, match=r"another network's optimizer.*actor.parameters\(\)"):
+        actor_update(actor, critics, obs, torch.optim.Adam(critics.parameters()))
+    assert all(torch.equal(p, before[name]) for name, p in actor.state_dict().items())

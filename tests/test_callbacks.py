@@ -22,6 +22,13 @@ def test_a_list_of_callbacks_runs_each_one_and_any_stops(small_config):
     assert model.num_steps == 20 and first == second == list(range(1, 21))  # the second ran at step 20 too
 
 
+def test_a_list_holding_something_else_is_refused_before_a_step(small_config):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    with pytest.raises(TypeError, match="callback and log take functions .*; got None"):
+        model.learn(3, callback=[lambda m: True, None])
+    assert model.num_steps == 0 and model.memory.size == 0
+
+
 def test_eval_callback_keeps_the_best_model(tmp_path, toy_env, toy_config):
     best = EvalCallback(eval_freq=10, n_episodes=2, best_model_path=tmp_path / "best")
     rows = []

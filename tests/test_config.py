@@ -66,8 +66,10 @@ def test_numpy_scalars_are_the_python_values_they_hold():
     (run.json and meta.json are JSON), and a numpy bool is still no number."""
     config = TD3Config(
         batch_size=np.int64(64), net_arch=np.array([64, 32]), train_freq=(np.int64(2), np.str_("episode")),
-        tau=np.float32(0.5), gamma=np.float64(0.9), layer_norm=np.bool_(True),
+        tau=np.float32(0.5), gamma=np.float64(0.9), layer_norm=np.bool_(True), learning_starts=np.uint16(9),
+        target_policy_noise=np.longdouble(0.25),  # whose .item() stays a longdouble, which JSON cannot write
     )  # fmt: skip
+    assert type(config.target_policy_noise) is float and config.learning_starts == 9
     values = (config.batch_size, config.net_arch, config.train_freq, config.tau, config.gamma, config.layer_norm)
     assert values == (64, (64, 32), (2, "episode"), 0.5, 0.9, True)
     assert [type(v) for v in (config.batch_size, config.net_arch[0], config.train_freq[0], config.tau)] == [
@@ -103,3 +105,11 @@ def test_every_field_is_documented():
     assert list(docs) == field_names()
     assert docs["tau"] == "Polyak coefficient: theta' <- tau * theta + (1 - tau) * theta' (steps 14 and 15)."
     assert all(doc and "\n" not in doc for doc in docs.values())
+
+
+def test_a_whole_number_beyond_any_float_is_refused_by_the_field():
+    """10**400 made math.isfinite raise OverflowError inside the check."""
+    with pytest.raises(ConfigError, match=r"TD3Config.tau = 1000.* is invalid: it must be a finite number"):
+        TD3Config(tau=10**400)
+    with pytest.raises(ValueError, match="LinearSchedule.start = 1000"):
+        LinearSchedule(10**400, 0.0)

@@ -1,5 +1,7 @@
 """td3_steps.critic_update: steps 10 to 12, score the stored pairs, the critic loss, one Adam step."""
 
+import copy
+
 import pytest
 import torch
 
@@ -83,3 +85,25 @@ def test_critic_update_names_a_wrong_argument():
     ):
         with pytest.raises(error, match=message):
             critic_update(loss, opt)
+
+
+def test_another_networks_optimizer_or_a_spent_loss_is_named():
+    """Both were silent or torch's: an actor optimizer stepped nothing; a loss used twice (a cell run again) got
+    torch's advice to pass retain_graph=True, which would train on a stale graph."""
+    torch.manual_seed(0)
+    critics, other = Critics(3, 1, (16,)), torch.nn.Linear(3, 1)
+    optimizer = torch.optim.Adam(critics.parameters())
+    obs, action, y = torch.randn(8, 3), torch.rand(8, 1), torch.randn(8, 1)
+    loss = critic_loss(current_q_values(critics, obs, action), y)
+    before = copy.deepcopy(critics.state_dict())
+    with pytest.raises(ValueError, match=r"another network's optimizer.*critics.parameters\(\).*loss computed again"):
+        critic_update(loss, torch.optim.Adam(other.parameters()))
+    assert all(torch.equal(p, before[name]) for name, p in critics.state_dict().items())
+    with pytest.raises(ValueError, match=r"no longer be backpropagated.*Compute the Q-values and the loss again"):
+        critic_update(loss, optimizer)
+    critic_update(critic_loss(current_q_values(critics, obs, action), y), optimizer)  # a fresh loss works
+
+
+def test_critic_loss_of_one_transition_by_hand_is_told_its_batch_shape():
+    with pytest.raises(ValueError, match=r"target has shape \(\), expected \(B, 1\).*target.reshape\(1, 1\)"):
+        critic_loss((torch.tensor(1.0), torch.tensor(2.0)), torch.tensor(3.0))

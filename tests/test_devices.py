@@ -18,6 +18,14 @@ def test_devices_by_name():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no CUDA GPU is available"):
             resolve_device("cuda")
+    for other in ("meta", "mps", "xpu", torch.device("meta")):  # torch's names: meta computed nothing, xpu asserted
+        with pytest.raises(ValueError, match=r"td3_steps computes on 'cpu' or 'cuda' \(or 'cuda:N'\)"):
+            resolve_device(other)
+
+
+def test_sizes_beyond_a_float_are_still_written():
+    assert devices.in_bytes(3 * 2**30) == "3.0 GiB"
+    assert devices.in_bytes(10**400) == "about 1e400 bytes"  # was an OverflowError inside the message
 
 
 def test_a_gpu_that_is_not_there_is_named(monkeypatch):

@@ -5,6 +5,7 @@ import copy
 import torch
 
 from td3_steps import (
+    actor_loss,
     actor_update,
     bellman_target,
     clipped_double_q,
@@ -131,6 +132,19 @@ def wrong_optimizer(agent):
         polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
 
 
+def wrong_optimizer_by_hand(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        agent.critics.requires_grad_(False)
+        loss = actor_loss(agent.actor, agent.critics, batch.obs)
+        agent.critic_optimizer.zero_grad()
+        loss.backward()
+        agent.critic_optimizer.step()
+        agent.critics.requires_grad_(True)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
 def swapped_arguments(agent):
     batch = steps_4_to_12(agent)
     if delayed(agent):
@@ -209,7 +223,8 @@ def test_names_each_misplaced_step(assert_rejected):
             hard_copies: "hard copy",
             fresh_deep_copies: "hard copy",
             aliased_targets: "shares its tensors",
-            wrong_optimizer: "taken by agent.actor_optimizer",
+            wrong_optimizer: "TD3's actor_optimizer",  # actor_update refuses it
+            wrong_optimizer_by_hand: "taken by agent.actor_optimizer",
             swapped_arguments: "moves its SECOND argument",
             actor_every_iteration: "the actor moved at iteration 1",
             wrong_pair: "raised ValueError",

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import td3_steps.files
 from td3_steps import TD3, EvalCallback, Policy, make_env
 from td3_steps.files import write_atomically, write_text_atomically
 from td3_steps.render import check_video_path, record_episode, write_video
@@ -25,6 +26,27 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path):
     with pytest.raises(OSError, match="No space left"):
         write_atomically(file, half_then_fail)
     assert file.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_a_failed_write_names_the_file_asked_for_not_its_temporary_one(tmp_path, monkeypatch):
+    def refused(file, write):
+        raise PermissionError(13, "Permission denied", str(file))
+
+    monkeypatch.setattr(td3_steps.files, "write_synced", refused)
+    with pytest.raises(PermissionError, match=r"Cannot write .*run.json: Permission denied$"):
+        write_text_atomically(tmp_path / "run.json", "new")
+
+
+def test_a_directory_that_takes_no_new_files_is_named_before_a_checkpoint_is_begun(tmp_path, monkeypatch):
+    """EvalCallback's best_model_path failed at the first improvement, hours in, naming <path>.tmp."""
+
+    def refused(**kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(td3_steps.files.tempfile, "TemporaryFile", refused)
+    with pytest.raises(PermissionError, match=r"Cannot write .*best: .* does not take new files \(Permission denied\)"):
+        EvalCallback(5, 1, best_model_path=tmp_path / "runs" / "best")
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_path_under_a_file_or_onto_a_directory_is_one_clear_error(tmp_path, small_config):

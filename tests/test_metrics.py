@@ -8,6 +8,7 @@ import types
 import pytest
 import torch
 
+import td3_steps.agent
 from td3_steps import TD3, TrainingError
 from td3_steps.metrics import MetricsCSV, UpdateStats, plot_learning_curve, read_rows
 
@@ -145,3 +146,14 @@ def test_tensorboard_event_files_hold_the_csv_metrics(tmp_path, toy_env, toy_con
         expected = [(r["step"], r[name]) for r in rows if name in r and not math.isnan(r[name])]
         assert logged and [s for s, _ in logged] == [s for s, _ in expected]
         assert [v for _, v in logged] == pytest.approx([v for _, v in expected], rel=1e-6)
+
+
+def test_a_tensorboard_log_that_is_a_file_is_refused_before_the_agent_is_built(tmp_path, monkeypatch, small_config):
+    (tmp_path / "tb").write_text("a file")
+    built = []
+    monkeypatch.setattr(td3_steps.agent, "build_actor", lambda *a, **k: built.append(1))
+    with pytest.raises(NotADirectoryError, match="tensorboard_log='.*tb' is a file: give a directory"):
+        TD3("Pendulum-v1", small_config, device="cpu", tensorboard_log=tmp_path / "tb")
+    with pytest.raises(NotADirectoryError, match=r"Cannot write .*tb/run: .*tb is a file, not a directory"):
+        TD3("Pendulum-v1", small_config, device="cpu", tensorboard_log=tmp_path / "tb" / "run")
+    assert built == []

@@ -100,6 +100,10 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
          r" action.to\('cpu'\)\."),
         (lambda a, c: c.q1(torch.zeros(8, 3, device="meta"), torch.zeros(8, 1)), ValueError,
          r"got obs on meta\. Move it first: obs.to\('cpu'\)"),
+        (lambda a, c: c(torch.zeros(3), a(torch.zeros(3)).reshape(-1, 1)), ValueError,  # said: reshape the action
+         r"A critic takes the observations as a tensor of shape \(B, 3\), one row each; got shape \(3,\)\. One"
+         r" observation is a batch of one: obs.unsqueeze\(0\)"),
+        (lambda a, c: c(torch.zeros(2, 4, 3), torch.zeros(2, 4, 1)), ValueError, r"got shape \(2, 4, 3\)\.$"),
     ],
 )  # fmt: skip
 def test_inputs_of_the_wrong_shape_or_kind_are_named_not_torchs_matrix_error(call, error, words):
@@ -245,3 +249,16 @@ def test_more_critics_than_memory_holds_are_refused_before_they_are_made(monkeyp
                        r" the 1.0 GiB free: use fewer \(TD3Config.n_critics\)\."):  # fmt: skip
         Critics(3, 1, net_arch=(8,), n_critics=10**30)
     assert len(Critics(3, 1, net_arch=(8,), n_critics=5).members) == 5
+
+
+def test_flags_are_refused_unless_true_or_false_and_written_as_bools(tmp_path):
+    """layer_norm='yes' made a network Policy.load then refused; mixed_precision=np.True_ made Policy.save fail
+    inside json."""
+    with pytest.raises(ValueError, match="Actor: layer_norm must be True or False, got 'yes'"):
+        Actor(3, [-1.0], [1.0], layer_norm="yes")
+    with pytest.raises(ValueError, match="Critics: mixed_precision must be True or False"):
+        Critics(3, 1, mixed_precision="no")
+    actor = Actor(3, [-2.0], [2.0], net_arch=(8,), layer_norm=1, mixed_precision=np.False_)  # Pendulum's bounds
+    assert actor.architecture["layer_norm"] is True and actor.architecture["mixed_precision"] is False
+    Policy(actor, "Pendulum-v1").save(tmp_path / "policy.pt")
+    assert Policy.load(tmp_path / "policy.pt").actor.architecture == actor.architecture

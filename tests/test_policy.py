@@ -7,7 +7,8 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from td3_steps import TD3, CheckpointError, Policy
+import td3_steps.policy
+from td3_steps import TD3, CheckpointError, Policy, make_env
 
 
 def test_predict_single_and_batched(small_config):
@@ -120,3 +121,34 @@ def test_a_damaged_or_edited_policy_file_is_refused(tmp_path, small_config, flip
     torch.save(data, tmp_path / "no_actor.pt")
     with pytest.raises(CheckpointError, match=r"no_actor.pt lacks actor: it was edited"):
         Policy.load(tmp_path / "no_actor.pt")
+
+
+def test_strides_and_flags_torch_reads_from_a_file_are_not_its_contents(tmp_path, small_config):
+    """A file's pickle gives each tensor its strides and requires_grad. A flipped byte there left the values as
+    they were, yet the digest failed inside torch (a byte view of a stride-0 tensor) and Actor called numpy() on
+    bounds that required grad: the file loads, or is refused as damaged, but nothing raises from torch."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    model.save_policy(tmp_path / "policy.pt")
+    data = torch.load(tmp_path / "policy.pt", weights_only=True)
+    low, bias = data["actor"]["action_low"], data["actor"]["net.out.bias"]
+    data["actor"]["action_low"] = low.clone().requires_grad_(True)
+    data["actor"]["net.out.bias"] = bias.clone().as_strided(bias.shape, (0,))  # one value: any stride reads the same
+    torch.save(data, tmp_path / "same_values.pt")
+    assert torch.equal(Policy.load(tmp_path / "same_values.pt").actor.state_dict()["net.out.bias"], bias)
+    data["actor"]["net.hidden.0.bias"] = torch.zeros(1).expand(data["actor"]["net.hidden.0.bias"].shape)
+    torch.save(data, tmp_path / "repeated.pt")
+    with pytest.raises(CheckpointError, match="does not match the sha256 it holds"):
+        Policy.load(tmp_path / "repeated.pt")
+
+
+def test_an_evaluation_episode_that_never_ends_is_named(monkeypatch, small_config):
+    """Pendulum made without gymnasium.make has no TimeLimit: evaluation ran forever."""
+    from gymnasium.envs.classic_control import PendulumEnv
+
+    monkeypatch.setattr(td3_steps.policy, "UNTIMED_EPISODE_LIMIT", 50)
+    model = TD3(PendulumEnv(), small_config, seed=0, device="cpu")
+    with pytest.raises(ValueError, match=r"episode 1 has run 50 steps without ending: .* no time limit.*TimeLimit\("):
+        model.evaluate(1)
+    assert len(TD3(make_env("Pendulum-v1"), small_config).policy.episode_returns(1)) == 1  # 200 steps: it has one
+    with pytest.raises(ValueError, match=r"registered environment id .*gymnasium.register.*model.save\(path\)"):
+        model.save_policy("unused.pt")

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 from td3_steps import TD3
 
@@ -38,3 +39,42 @@ def test_pretrain_refuses_bad_data(small_config):
         model.pretrain(obs, actions, validation_fraction=1.0)
     with pytest.raises(TypeError, match="epoch"):
         model.pretrain(obs, actions, epoch=3)  # the options are named
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"actions": "nan"}, "expert actions are NaN or inf"),  # NaN passed the bounds check and made the actor NaN
+        ({"learning_rate": np.inf}, "learning_rate must be a positive number"),  # also a NaN actor, silently
+        ({"learning_rate": "1e-3"}, "learning_rate must be a positive number"),
+        ({"validation_fraction": "0.1"}, r"validation_fraction must be a number in \[0, 1\)"),
+        ({"observations": "empty"}, "no pairs given"),  # was numpy's "cannot reshape array of size 0"
+    ],
+)
+def test_pretrain_refuses_what_would_break_the_actor(small_config, params, same, change, message):
+    obs, actions = expert_pairs(20)
+    if change.pop("actions", None):
+        actions = np.where(np.arange(20)[:, None] == 3, np.nan, actions)
+    if change.pop("observations", None):
+        obs, actions = obs[:0], actions[:0]
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    before = params(model.actor)
+    with pytest.raises(ValueError, match=message):
+        model.pretrain(obs, actions, **change)
+    assert same(before, params(model.actor))
+
+
+def test_pretrain_puts_back_an_actor_whose_loss_diverged(small_config, params, same):
+    obs, actions = expert_pairs(20)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    before = params(model.actor)
+    with pytest.raises(ValueError, match="the loss became nan in epoch .* put back as they were. Lower the learning"):
+        model.pretrain(obs, actions, learning_rate=1e38, epochs=5)
+    assert same(before, params(model.actor))
+
+
+def test_pretrain_takes_tensors_and_a_batch_larger_than_the_data(small_config):
+    obs, actions = expert_pairs(20)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    history = model.pretrain(torch.tensor(obs), torch.tensor(actions, requires_grad=True), batch_size=10**30, epochs=1)
+    assert np.isfinite(history[0]["train_loss"])

@@ -134,3 +134,32 @@ def test_add_refuses_a_value_that_would_be_broadcast_or_scale_the_bootstrap(chan
     assert len(memory) == 0 and memory.position == 0
     memory.add(**{**transition, "terminated": 1, "truncated": np.bool_(False)})  # 1, 0 and numpy bools are flags
     assert memory.terminated[0].item() == 1.0
+
+
+def test_an_action_that_carries_its_graph_is_stored_without_it():
+    """A student's actor(s) outside torch.no_grad(): the memory must not join the graph, or the next critic update
+    reaches back into the actor (and the one after fails inside torch)."""
+    memory, weight = ReplayMemory(4, 3, 1), torch.ones(1, requires_grad=True)
+    memory.add(np.zeros(3), weight * 0.5, 1.0, np.ones(3), False)
+    assert not memory.action.requires_grad and memory.action[0, 0] == 0.5
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"terminated": "maybe"}, "terminated must be True or False"),
+        ({"reward": 1e40}, "beyond what float32 holds"),
+        ({"reward": 10**400}, "reward must be one number"),
+        ({"action": [0.7, 0.7]}, r"action has shape \(2,\)"),
+    ],
+)
+def test_a_refused_transition_leaves_every_stored_one_as_it_was(bad, message):
+    memory = ReplayMemory(2, 3, 1)
+    for k in range(2):  # full: the next one would overwrite slot 0
+        memory.add(np.full(3, k), [0.1 * k], float(k), np.full(3, k + 0.5), False)
+    before = {name: t.clone() for name, t in memory._tensors().items()}
+    transition = {"obs": np.full(3, 7.0), "action": [0.7], "reward": 7.0, "next_obs": np.full(3, 7.0)}
+    with pytest.raises(ValueError, match=message):
+        memory.add(**{**transition, "terminated": False, **bad})
+    assert all(torch.equal(before[name], t) for name, t in memory._tensors().items())
+    assert (memory.position, memory.size) == (0, 2)

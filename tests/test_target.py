@@ -90,6 +90,25 @@ def test_truncated_transitions_still_bootstrap():
     assert y.item() == pytest.approx(3.5)
 
 
+@pytest.mark.parametrize(
+    "q_values, message",
+    [
+        ((torch.ones(4, 1), torch.ones(4)), r"Q2 has shape \(4,\), expected \(4, 1\).*unsqueeze"),  # was (4, 4)
+        ((torch.ones(4, 1), torch.ones(5, 1)), "Q2 has 5 rows, expected 4"),
+        ((torch.ones(4), torch.ones(4)), r"Q1 has shape \(4,\), expected \(B, 1\)"),
+    ],
+)
+def test_clipped_double_q_refuses_critics_of_other_shapes(q_values, message):
+    with pytest.raises(ValueError, match=message):
+        clipped_double_q(q_values)
+
+
+def test_one_transition_by_hand_is_told_its_batch_shape():
+    """0-d tensors made an IndexError inside the shape guard itself."""
+    with pytest.raises(ValueError, match=r"next_q has shape \(\), expected \(B, 1\).*next_q.reshape\(1, 1\)"):
+        bellman_target(torch.tensor(-1.0), torch.tensor(0.0), torch.tensor(5.0), 0.99)
+
+
 @pytest.mark.parametrize("bad", ["reward", "terminated", "next_q"])
 def test_bellman_target_refuses_flat_vectors(bad):
     args = {"reward": torch.ones(4, 1), "terminated": torch.zeros(4, 1), "next_q": torch.ones(4, 1)}

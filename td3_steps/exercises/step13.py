@@ -141,6 +141,7 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
         returned.append(loss is not None)
         problem = _critics_problem(critics, critics_before)
         if policy_update_due(k, d):
+            critics.requires_grad_(True)  # a step that left them frozen has its problem already
             actor_update(reference, critics, obs, reference_optimizer)
             if moved[-1] and not problem:
                 problem = _step_problem(loss, q1, q2, actor, critics, obs, reference)

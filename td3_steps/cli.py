@@ -36,6 +36,7 @@ from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, 
 from .envs import make_env
 from .files import as_path, write_text_atomically
 from .metrics import (
+    COLUMNS,
     MetricsCSV,
     TrainingError,
     best_evaluation_step,
@@ -132,6 +133,13 @@ def _path(text: str) -> str:
 MAX_THREADS = 1024
 
 
+def _env_id(text: str) -> str:
+    """An --env that is given at all must name one: an empty one (an unset "$ENV") would train the preset's."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an environment id, such as Pendulum-v1, not an empty string")
+    return text
+
+
 def _integers(minimum: int, maximum: int | None) -> str:
     return f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
 
@@ -170,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
         " --resume RUN_DIR continues it.",
     )
     train.add_argument("--preset", choices=list(PRESETS), help=f"named recipe (default: {DEFAULT_PRESET})")
-    train.add_argument("--env", help="environment id, instead of the preset's")
+    train.add_argument("--env", type=_env_id, help="environment id, instead of the preset's")
     train.add_argument(
         "--steps", "--total-timesteps", type=_at_least(0), help="total environment steps (default: the preset's)"
     )
@@ -209,23 +217,34 @@ def _parser() -> argparse.ArgumentParser:
     _add_config_flags(train)
     train.set_defaults(func=train_command, command_parser=train)
 
-    evaluate = commands.add_parser("evaluate", help="evaluate a run's agent on deterministic episodes")
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate a run's agent on deterministic episodes",
+        description="Evaluate a run's agent: the mean and standard deviation of the return of deterministic"
+        " episodes (no exploration noise), each reset with a fixed seed.",
+    )  # fmt: skip
     evaluate.add_argument("run_dir", type=_path, help=AGENT_HELP)
-    evaluate.add_argument("--episodes", type=_at_least(1), default=10, help="(default: 10)")
-    evaluate.add_argument("--device", default="auto")
+    evaluate.add_argument("--episodes", type=_at_least(1), default=10, help="episodes to average (default: 10)")
+    evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     evaluate.set_defaults(func=evaluate_command, command_parser=evaluate)
 
-    render = commands.add_parser("render", help="write a GIF (or MP4) of a run's agent")
+    render = commands.add_parser(
+        "render", help="write a GIF (or MP4) of a run's agent",
+        description="Record one deterministic episode of a run's agent as a GIF or an MP4.",
+    )  # fmt: skip
     render.add_argument("run_dir", type=_path, help=AGENT_HELP)
-    render.add_argument("--out", type=_path, help="output file, .gif or .mp4 (default: RUN_DIR/agent.gif)")
+    render.add_argument(
+        "--out", type=_path,
+        help="output file, .gif or .mp4 (default: agent.gif in the run directory, which for a checkpoint directory"
+        " or an actor file is the one it sits in)",
+    )  # fmt: skip
     render.add_argument(
         "--max-steps",
         type=_at_least(1),
         default=400,
         help="environment steps to record at most, one frame each after the first (default: 400)",
     )
-    render.add_argument("--fps", type=_at_least(1), default=30, help="(default: 30)")
-    render.add_argument("--device", default="auto")
+    render.add_argument("--fps", type=_at_least(1), default=30, help="frames per second (default: 30)")
+    render.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     render.set_defaults(func=render_command, command_parser=render)
     for command in (train, evaluate, render):
         _add_debug_flag(command, argparse.SUPPRESS)
@@ -386,6 +405,7 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]
     _refuse_what_resume_keeps(args)
     run_dir = Path(args.resume)
     run = _read_run(run_dir)
+    _check_resumable(run_dir)
     changes = _apply_resume_changes(run, args)
     _use_threads(run)
     model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=args.tensorboard_log)
@@ -401,6 +421,29 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]
     metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
     print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
     return model, run, run_dir, metrics
+
+
+def _check_resumable(run_dir: Path) -> None:
+    """A RunError unless `run_dir` holds a checkpoint to resume from, and the metrics that chose its
+    best_policy.pt: without them the next evaluation would replace that actor, however much worse it is."""
+    again = "start the run again with the same flags and --force"
+    if not find_checkpoint(run_dir / CHECKPOINT).is_dir():
+        raise RunError(f"{run_dir} has no {CHECKPOINT}/ to resume from (none was saved, or it was removed): {again}.")
+    metrics = run_dir / METRICS
+    if (run_dir / BEST_POLICY).exists() and _first_line(metrics) != ",".join(COLUMNS):
+        problem = "is missing" if not metrics.is_file() else "is not the metrics file td3_steps writes"
+        raise RunError(
+            f"{metrics} {problem}. It holds the evaluations that chose {BEST_POLICY}, which resuming without them"
+            f" would replace with the next evaluation's actor: put a copy of it back, or {again}."
+        )
+
+
+def _first_line(path: Path) -> str | None:
+    try:
+        with open(path, newline="") as f:
+            return f.readline().rstrip("\r\n")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _refuse_what_resume_keeps(args: argparse.Namespace) -> None:
@@ -502,20 +545,20 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         with _saving(run_dir):
             m.save(run_dir / CHECKPOINT, include_memory=True)
 
-    def after_evaluation(m: TD3) -> None:
+    def keep_if_best(m: TD3) -> None:
         row = pending.pop()
         scores[row["step"]] = (row["eval_return"], row["eval_return_std"])
         if best_evaluation_step(scores) == row["step"]:
             with _saving(run_dir):
                 m.save_policy(run_dir / BEST_POLICY)
-        if checkpoint_freq is None:
-            save_checkpoint(m)
 
     stop: list[int] = []  # a stop signal ends training at the next step boundary, where the state is consistent
 
     def on_step(m: TD3) -> bool:
         if pending:
-            after_evaluation(m)
+            keep_if_best(m)
+            if checkpoint_freq is None:
+                save_checkpoint(m)
         if checkpoint_freq is not None and m.num_steps % checkpoint_freq == 0:
             save_checkpoint(m)
         return not stop
@@ -534,12 +577,14 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         name = "Ctrl-C" if stop[0] == signal.SIGINT else signal.Signals(stop[0]).name
         sys.exit(_exit_on_signal(f"Stopped by {name} at step {model.num_steps}; checkpoint saved. Continue with:"
                                  f" python -m td3_steps train --resume {run_dir}", stop[0]))  # fmt: skip
-    if model.num_steps not in scores:  # the run's end is evaluated and saved like any
-        mean, std = model.evaluate(run["eval_episodes"])
+    final_evaluation = model.num_steps not in scores  # the run's end is evaluated like any
+    if final_evaluation or (checkpoint_freq is not None and model.num_steps % checkpoint_freq):
+        save_checkpoint(model)  # before the final evaluation, which Ctrl-C or SIGTERM may cut short
+    if final_evaluation:
+        with _stopping_by(STOP_SIGNALS, run_dir, model.num_steps):
+            mean, std = model.evaluate(run["eval_episodes"])
         log({"step": model.num_steps, "eval_return": mean, "eval_return_std": std})
-        after_evaluation(model)
-    if checkpoint_freq is not None and model.num_steps % checkpoint_freq:
-        save_checkpoint(model)
+        keep_if_best(model)
     with _saving(run_dir):
         model.save_policy(run_dir / POLICY)
         plot_learning_curve(metrics.path, run_dir / LEARNING_CURVE, title=f"TD3 on {run['env_id']}")
@@ -564,6 +609,31 @@ def _stopped_by(signals, stop: list[int]) -> Iterator[None]:
             signal.signal(number, handler)
 
 
+class _Stopped(Exception):
+    """A stop signal during the final evaluation, which has no step boundary to stop at."""
+
+
+@contextlib.contextmanager
+def _stopping_by(signals, run_dir: Path, step: int) -> Iterator[None]:
+    """While inside, each of `signals` ends the process at once, saying that the checkpoint (saved before) is whole
+    and how to finish the run: its final evaluation, policy.pt and learning curve."""
+
+    def stop(received, _):
+        raise _Stopped(received)
+
+    previous = {number: signal.signal(number, stop) for number in signals}
+    try:
+        yield
+    except _Stopped as stopped:
+        number = stopped.args[0]
+        name = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
+        sys.exit(_exit_on_signal(f"Stopped by {name} during the final evaluation; the checkpoint at step {step} is"
+                                 f" saved. Finish with: python -m td3_steps train --resume {run_dir}", number))  # fmt: skip
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 @contextlib.contextmanager
 def _saving(run_dir: Path) -> Iterator[None]:
     """A save that fails on a full or read-only disk (an OSError, or torch.save's RuntimeError "[enforce fail
@@ -573,9 +643,14 @@ def _saving(run_dir: Path) -> Iterator[None]:
     except (OSError, RuntimeError) as error:
         if isinstance(error, (CheckpointError, TrainingError)):
             raise
+        then = (
+            f"continue from the last checkpoint: python -m td3_steps train --resume {run_dir}"
+            if find_checkpoint(run_dir / CHECKPOINT).is_dir()
+            else "start the run again with the same flags and --force (no checkpoint was saved to resume from)"
+        )
         raise RunError(
             f"Saving into {run_dir} failed ({' '.join(str(error).split())}): free some disk space or make it"
-            f" writable, then continue from the last checkpoint: python -m td3_steps train --resume {run_dir}"
+            f" writable, then {then}"
         ) from error
 
 
@@ -588,8 +663,10 @@ def evaluate_command(args: argparse.Namespace) -> None:
 def render_command(args: argparse.Namespace) -> None:
     from .render import check_video_path, record_episode, write_video
 
-    folder = Path(args.run_dir)
-    out = check_video_path(args.out or (folder.parent if folder.is_file() else folder) / "agent.gif")
+    given = Path(args.run_dir)
+    # beside a checkpoint, never in it: a checkpoint directory that holds another file cannot be saved over
+    folder = given if given.is_dir() and _checkpoint_dir(args.run_dir) != given else given.parent
+    out = check_video_path(args.out or folder / "agent.gif")
     model = _agent(args.run_dir, args.device)
     env = make_env(model.env_id, render_mode="rgb_array")
     frames, total = record_episode(model, env, args.max_steps)

@@ -85,10 +85,16 @@ def make_env(env_id: str, render_mode: str | None = None) -> gym.Env:
         register_bullet_envs()
     try:
         # gym.make imports the env's module, and with it pybullet, which prints its build time
-        with quiet_native_output() if bullet else contextlib.nullcontext():
+        with (
+            quiet_native_output() if bullet else contextlib.nullcontext(),
+            warnings.catch_warnings(record=True) as said,
+        ):
+            warnings.simplefilter("always")
             env = gym.make(env_id, render_mode=render_mode)
-    except gym.error.Error as error:
+    except gym.error.Error as error:  # its warnings said the same (an outdated version, say): the error alone
         raise ValueError(f"Cannot make environment {env_id!r}: {error}") from error
+    for warning in said:  # an env that was made keeps its warnings, under the caller's filters
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return QuietReset(env) if bullet else env
 
 

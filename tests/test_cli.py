@@ -198,11 +198,14 @@ def test_a_full_or_read_only_disk_is_one_line_and_debug_shows_the_traceback(tmp_
     def full_disk(*args, **kwargs):
         raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 474")
 
-    monkeypatch.setattr(torch, "save", full_disk)
     run = tmp_path / "run"
-    line = fails(["train", "--out", str(run), *HALF], capsys)
+    main(["train", "--out", str(run), *HALF])
+    monkeypatch.setattr(torch, "save", full_disk)
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
     assert f"Saving into {run} failed ([enforce fail" in line and "free some disk space" in line
-    assert f"--resume {run}" in line
+    assert f"then continue from the last checkpoint: python -m td3_steps train --resume {run}" in line
+    line = fails(["train", "--out", str(tmp_path / "new"), *HALF], capsys)  # its first save: --resume has nothing
+    assert "then start the run again with the same flags and --force (no checkpoint was saved" in line
     for argv in (["--debug", "train"], ["train", "--debug"]):  # the traceback, with torch's error as the cause
         with pytest.raises(RunError, match="unexpected pos") as raised:
             main([*argv, "--out", str(tmp_path / "debug" / argv[0]), *HALF])
@@ -394,6 +397,73 @@ def test_a_stop_signal_saves_a_checkpoint_and_resume_continues(tmp_path, capsys,
     monkeypatch.undo()
     main(["train", "--resume", str(run)])
     assert TD3.load(run / "checkpoint").num_steps == 650
+
+
+@pytest.mark.parametrize(
+    "signal_number, status, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
+def test_a_stop_signal_in_the_final_evaluation_finds_the_last_checkpoint_saved(
+    tmp_path, capsys, monkeypatch, signal_number, status, name
+):
+    """The evaluation after the last step (when --steps is no multiple of --eval-freq) ran outside the handler:
+    Ctrl-C there said "Interrupted." with the steps after the last checkpoint lost, SIGTERM ended it silently."""
+    evaluate = TD3.evaluate
+
+    def signal_in_the_final_evaluation(model, n_episodes):
+        if model.num_steps == 700:
+            os.kill(os.getpid(), signal_number)
+        return evaluate(model, n_episodes)
+
+    monkeypatch.setattr(TD3, "evaluate", signal_in_the_final_evaluation)
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as stopped:
+        main(["train", "--out", str(run), "--steps", "700", "--eval-freq", "650", "--eval-episodes", "2"])
+    assert stopped.value.code == status
+    assert (
+        f"Stopped by {name} during the final evaluation; the checkpoint at step 700 is saved. Finish with: python -m"
+        f" td3_steps train --resume {run}" in capsys.readouterr().err
+    )
+    assert TD3.load(run / "checkpoint").num_steps == 700 and not (run / "policy.pt").exists()
+    monkeypatch.undo()
+    main(["train", "--resume", str(run)])
+    assert [int(r["step"]) for r in rows(run / "metrics.csv") if r["eval_return"]] == [650, 700]
+    assert (run / "policy.pt").exists()
+
+
+def test_resume_refuses_a_run_without_its_checkpoint_or_its_metrics(tmp_path, capsys):
+    """No checkpoint gave TD3.load's "give the directory that TD3.save wrote"; no metrics.csv let the next
+    evaluation replace best_policy.pt, whatever its score."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    best = (run / "best_policy.pt").read_bytes()
+    (run / "metrics.csv").rename(run / "saved.csv")
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert "metrics.csv is missing. It holds the evaluations that chose best_policy.pt" in line
+    (run / "metrics.csv").write_text("garbage\n")
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert "metrics.csv is not the metrics file td3_steps writes" in line and "put a copy of it back" in line
+    assert (run / "best_policy.pt").read_bytes() == best and TD3.load(run / "checkpoint").num_steps == 650
+    (run / "saved.csv").replace(run / "metrics.csv")
+    (run / "checkpoint").rename(run / "elsewhere")
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert f"{run} has no checkpoint/ to resume from" in line and "--force" in line
+
+
+def test_render_writes_beside_a_checkpoint_directory_never_into_it(tmp_path):
+    """agent.gif inside checkpoint/ made every later save refuse that directory, and the run could not go on."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    main(["render", str(run / "checkpoint"), "--max-steps", "3"])
+    assert (run / "agent.gif").exists() and not (run / "checkpoint" / "agent.gif").exists()
+    main(["train", "--resume", str(run), "--steps", "700", "--eval-episodes", "1"])
+    assert TD3.load(run / "checkpoint").num_steps == 700
+
+
+def test_an_empty_env_is_refused_not_read_as_the_presets(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--env", "", "--out", str(tmp_path / "r")])
+    assert "argument --env: an environment id, such as Pendulum-v1, not an empty string" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 def test_sigterm_to_the_command_saves_a_checkpoint_and_says_how_to_resume(tmp_path):

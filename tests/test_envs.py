@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -206,3 +207,26 @@ def test_missing_pybullet_gets_the_install_command():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "pip install" in result.stdout and "pybullet" in result.stdout, result.stdout + result.stderr
+
+
+class _WarnsWhenMade(gym.Env):
+    observation_space = spaces.Box(-1.0, 1.0, (1,))
+    action_space = spaces.Box(-1.0, 1.0, (1,))
+
+    def __init__(self, render_mode=None):
+        warnings.warn("a warning of this environment's own", UserWarning, stacklevel=2)
+
+
+def test_a_failed_make_says_its_error_alone_and_a_made_env_keeps_its_warnings():
+    """gymnasium warned (in ANSI colours) that Pendulum-v0 is out of date, then raised the same news as an error."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="Cannot make environment 'Pendulum-v0': .*Please use `Pendulum-v1`"):
+            make_env("Pendulum-v0")
+    assert said == []
+    gym.register("td3_steps_test/Warns-v0", entry_point=_WarnsWhenMade, disable_env_checker=True)
+    try:
+        with pytest.warns(UserWarning, match="a warning of this environment's own"):
+            make_env("td3_steps_test/Warns-v0")
+    finally:
+        del gym.registry["td3_steps_test/Warns-v0"]

@@ -281,12 +281,19 @@ def load_tensors(file: Path, map_location) -> dict:
         return torch.load(file, map_location=map_location, weights_only=True)
     except Exception as error:  # torch raises many types for a damaged or foreign file
         # torch's weights-only refusal advises weights_only=False, which would run code from the file: not said here
-        refused = "Weights only load failed" in str(error)
-        detail = "it is not a torch file of tensors" if refused else " ".join(str(error).split())[:200]
-        raise CheckpointError(
-            f"{file} is damaged, or is not a file td3_steps wrote: torch cannot read it ({type(error).__name__}:"
-            f" {detail})."
-        ) from error
+        if "Weights only load failed" in str(error):
+            why = f"torch cannot read it ({type(error).__name__}: it is not a torch file of tensors)"
+        elif not _is_zip(file):  # a CSV, a text, an empty file: torch's error would be about its own internals
+            why = "it is no torch file at all"
+        else:
+            why = f"torch cannot read it ({type(error).__name__}: {' '.join(str(error).split())[:200]})"
+        raise CheckpointError(f"{file} is damaged, or is not a file td3_steps wrote: {why}.") from error
+
+
+def _is_zip(file: Path) -> bool:
+    """Whether `file` begins as a zip archive does, as every file torch.save writes."""
+    with open(file, "rb") as f:
+        return f.read(4) == b"PK\x03\x04"
 
 
 # ---------------------------------------------------------------- what a TD3 agent's checkpoint holds

@@ -321,7 +321,15 @@ def _agent(path: str, device: str) -> TD3 | Policy:
     """What evaluate and render act with: the agent of a run's checkpoint, or an actor file (policy.pt)."""
     if Path(path).is_file():
         return Policy.load(path, device=device)
-    return TD3.load(_checkpoint_dir(path), device=device, memory=False)
+    if not Path(path).exists():
+        raise RunError(f"{path} does not exist: give {AGENT_HELP}.")
+    try:
+        return TD3.load(_checkpoint_dir(path), device=device, memory=False)
+    except CheckpointError as error:  # a run's actor alone may still be there
+        actor = next((f for f in (Path(path) / POLICY, Path(path).parent / POLICY) if f.is_file()), None)
+        if actor is None:
+            raise
+        raise RunError(f"{error} The run's last actor alone is {actor}: give that to use it.") from error
 
 
 def _checkpoint_dir(path: str) -> Path:

@@ -33,6 +33,19 @@ POLICY_REMEDY = (
 )
 
 
+def _check_fit(actor: Actor, space: gym.spaces.Box) -> None:
+    """A ValueError unless the actor's bounds are the action space's: its actions would not fit the env."""
+    low, high = actor.action_low.cpu().numpy(), actor.action_high.cpu().numpy()
+    if low.shape != (int(np.prod(space.shape)),) or not (
+        np.allclose(low, space.low.reshape(-1)) and np.allclose(high, space.high.reshape(-1))
+    ):
+        raise ValueError(
+            f"Policy: the actor acts in low {low.tolist()}, high {high.tolist()}, but this environment's actions are"
+            f" low {space.low.reshape(-1).tolist()}, high {space.high.reshape(-1).tolist()}: give the actor made for"
+            " this environment (Actor(obs_dim, env.action_space.low, env.action_space.high))."
+        )
+
+
 class Policy:
     """The deterministic policy a = pi_phi(s) of a trained actor, with numpy in and out.
 
@@ -67,6 +80,7 @@ class Policy:
         self.action_space = check_action_space(spaces_env.action_space)
         self.obs_shape = stored_observation_shape(self.observation_space)
         self.obs_dim = int(np.prod(self.obs_shape))
+        _check_fit(actor, self.action_space)
         self.exploration_noise = exploration_noise
         self.noise = noise if noise is not None else GaussianNoise()
         if generator is None:

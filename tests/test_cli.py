@@ -124,7 +124,7 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
     main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
     assert "already holds a run: continue it with --resume" in fails(["train", "--out", str(run)], capsys)
     assert "not a run directory" in fails(["train", "--resume", str(tmp_path / "nowhere")], capsys)
-    assert "No checkpoint" in fails(["evaluate", str(tmp_path / "nowhere")], capsys)
+    assert "nowhere does not exist: give a run directory" in fails(["evaluate", str(tmp_path / "nowhere")], capsys)
     assert "choose a .gif or .mp4" in fails(["render", str(run), "--out", str(tmp_path / "agent.avi")], capsys)
     assert "is a directory" in fails(["render", str(run), "--out", str(tmp_path)], capsys)
     assert "invalid choice: 'nope'" in fails(["train", "--preset", "nope"], capsys)
@@ -134,6 +134,11 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
     line = fails(["evaluate", str(tmp_path / "notes.txt")], capsys)
     assert "is not a file td3_steps wrote: torch cannot read it (UnpicklingError: it is not a torch file" in line
     assert "weights_only" not in line
+    line = fails(["evaluate", str(run / "metrics.csv")], capsys)  # torch said "IndexError: pop from empty list"
+    assert line.endswith("metrics.csv is damaged, or is not a file td3_steps wrote: it is no torch file at all.")
+    (run / "checkpoint").rename(tmp_path / "moved")
+    line = fails(["evaluate", str(run)], capsys)
+    assert f"The run's last actor alone is {run / 'policy.pt'}: give that to use it." in line
 
 
 @pytest.mark.parametrize(

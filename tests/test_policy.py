@@ -8,7 +8,7 @@ import torch
 from gymnasium import spaces
 
 import td3_steps.policy
-from td3_steps import TD3, CheckpointError, Policy, make_env
+from td3_steps import TD3, Actor, CheckpointError, Policy, make_env
 
 
 def test_predict_single_and_batched(small_config):
@@ -152,3 +152,12 @@ def test_an_evaluation_episode_that_never_ends_is_named(monkeypatch, small_confi
     assert len(TD3(make_env("Pendulum-v1"), small_config).policy.episode_returns(1)) == 1  # 200 steps: it has one
     with pytest.raises(ValueError, match=r"registered environment id .*gymnasium.register.*model.save\(path\)"):
         model.save_policy("unused.pt")
+
+
+def test_an_actor_made_for_other_actions_is_refused_when_the_policy_is_made():
+    """An actor of two actions gave numpy's "cannot reshape array of size 2 into shape (1,)" at predict; one of
+    bounds [-1, 1] for Pendulum's [-2, 2] acted in half the range without a word."""
+    for low, high in (([-2.0, -2.0], [2.0, 2.0]), ([-1.0], [1.0])):
+        with pytest.raises(ValueError, match=r"Policy: the actor acts in low .* this environment's actions are low"):
+            Policy(Actor(3, low, high, net_arch=(8,)), "Pendulum-v1")
+    assert Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1").predict(np.zeros(3))[0].shape == (1,)

@@ -52,11 +52,11 @@ def _no_such_fields(names) -> ConfigError:
     """The error for keywords that are no field: with the field a misspelling is nearest, or what does the work
     of a Stable-Baselines3 argument."""
     said = []
-    for name in sorted(names):
+    for name in sorted(names, key=str):
         if name in STABLE_BASELINES3_ONLY:
             said.append(f"{name!r} (Stable-Baselines3's; here {STABLE_BASELINES3_ONLY[name]})")
         else:
-            close = difflib.get_close_matches(name, field_names(), 1, 0.75)
+            close = difflib.get_close_matches(name, field_names(), 1, 0.75) if isinstance(name, str) else []
             said.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return ConfigError(f"TD3Config has no field {', '.join(said)}. Its fields: {', '.join(field_names())}.")
 
@@ -188,6 +188,10 @@ class TD3Config:
 
     @classmethod
     def from_dict(cls, data: dict) -> TD3Config:
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"TD3Config.from_dict takes a dict of fields, as to_dict gives; got {type(data).__name__}."
+            )
         unknown = set(data) - set(field_names())
         if unknown:
             raise _no_such_fields(unknown)
@@ -364,5 +368,5 @@ PRESETS: dict[str, Preset] = {
 def get_preset(name: str) -> Preset:
     try:
         return PRESETS[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: a list, say, which no dict key can be
         raise ConfigError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}") from None

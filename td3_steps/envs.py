@@ -78,6 +78,8 @@ def make_env(env_id: str, render_mode: str | None = None) -> gym.Env:
     """gym.make with the Bullet ids registered on demand and their native output silenced."""
     if not isinstance(env_id, str):
         raise TypeError(f"make_env takes an environment id such as 'Pendulum-v1', got {type(env_id).__name__}.")
+    if render_mode is not None and not isinstance(render_mode, str):
+        raise TypeError(f"make_env: render_mode must be None or a name such as 'rgb_array', got {render_mode!r:.80}.")
     bullet = is_bullet_id(env_id)
     if render_mode == "rgb_array":  # off-screen frames: keep pygame (classic control) from looking for a display
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -91,7 +93,8 @@ def make_env(env_id: str, render_mode: str | None = None) -> gym.Env:
         ):
             warnings.simplefilter("always")
             env = gym.make(env_id, render_mode=render_mode)
-    except gym.error.Error as error:  # its warnings said the same (an outdated version, say): the error alone
+    # its warnings said the same (an outdated version, say): the error alone. ModuleNotFoundError: "module:Env-v0"
+    except (gym.error.Error, ModuleNotFoundError) as error:
         raise ValueError(f"Cannot make environment {env_id!r}: {error}") from error
     for warning in said:  # an env that was made keeps its warnings, under the caller's filters
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

@@ -113,3 +113,16 @@ def test_a_whole_number_beyond_any_float_is_refused_by_the_field():
         TD3Config(tau=10**400)
     with pytest.raises(ValueError, match="LinearSchedule.start = 1000"):
         LinearSchedule(10**400, 0.0)
+
+
+def test_from_dict_and_from_preset_name_what_they_take():
+    """None gave "'NoneType' object is not iterable", a key that is no string a TypeError inside difflib, and a
+    list as a preset's name "unhashable type"."""
+    with pytest.raises(ConfigError, match="from_dict takes a dict of fields, as to_dict gives; got NoneType"):
+        TD3Config.from_dict(None)
+    with pytest.raises(
+        ConfigError, match=r"TD3Config has no field 1, 'policy_dealy' \(did you mean 'policy_delay'\?\)"
+    ):
+        TD3Config.from_dict({1: 2, "policy_dealy": 3})
+    with pytest.raises(ConfigError, match=r"unknown preset \['pendulum'\]; choose one of: pendulum"):
+        TD3Config.from_preset(["pendulum"])

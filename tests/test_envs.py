@@ -230,3 +230,10 @@ def test_a_failed_make_says_its_error_alone_and_a_made_env_keeps_its_warnings():
             make_env("td3_steps_test/Warns-v0")
     finally:
         del gym.registry["td3_steps_test/Warns-v0"]
+
+
+def test_make_env_names_a_bad_render_mode_and_a_module_that_is_not_there():
+    with pytest.raises(TypeError, match="make_env: render_mode must be None or a name such as 'rgb_array', got 5"):
+        make_env("Pendulum-v1", render_mode=5)
+    with pytest.raises(ValueError, match="Cannot make environment 'no_such_module:Env-v0': No module named"):
+        make_env("no_such_module:Env-v0")

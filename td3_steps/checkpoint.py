@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from .config import ConfigError, TD3Config
+from .counts import check_flag
 from .envs import stored_observation
 from .files import as_path, check_parents, check_writable, make_parents, write_atomically, write_synced
 from .seeding import ACTING, UPDATES, derived_seed
@@ -450,6 +451,7 @@ def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True)
             f"set_parameters takes a dict of state_dicts by name, as get_parameters returns it; got"
             f" {type(parameters).__name__}."
         )
+    check_flag("set_parameters", "exact_match", exact_match)
     unexpected = sorted(set(parameters) - set(PARAMETERS))
     missing = [name for name in PARAMETERS if name not in parameters]
     if unexpected or (exact_match and missing):

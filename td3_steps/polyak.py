@@ -23,6 +23,12 @@ def _polyak_problem(online, target, tau) -> Exception | None:
             f"{where} needs a target with the same architecture as the online network, as make_target(online)"
             f" makes it: the online network's parameters have shapes {shapes[0]}, the target's {shapes[1]}."
         )
+    dtypes = [sorted({str(p.dtype) for p in net.parameters()}) for net in (online, target)]
+    if dtypes[0] != dtypes[1]:
+        return TypeError(
+            f"{where}: the target's parameters are {', '.join(dtypes[1])}, the online network's {', '.join(dtypes[0])}:"
+            f" make the target from the online network as it is, make_target(online) (or convert it: target.to(dtype))."
+        )
     first = {"online": next(online.parameters(), None), "target": next(target.parameters(), None)}
     return device_problem(where, "the online network's", first)
 

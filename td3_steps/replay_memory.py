@@ -190,7 +190,8 @@ class ReplayMemory:
         n, position, capacity = (state[key] for key in counters)
         if capacity != self.capacity:
             return f"capacity {capacity} saved, {self.capacity} here"
-        if not (0 <= n <= capacity and 0 <= position < capacity):
+        if not (0 <= n <= capacity and 0 <= position < capacity) or (n < capacity and position != n):
+            # until it is full, a memory's next slot is its size
             return f"size {n} and position {position} do not fit its capacity {capacity}"
         for name, this in self._tensors().items():
             saved, expected = state[name], (n, *this.shape[1:])

@@ -375,6 +375,9 @@ def test_a_refused_set_parameters_changes_nothing(toy_env, toy_config, params, s
         assert np.array_equal(model.action_space.low, low) and np.array_equal(model.env.action_space.low, low)
         state = model.actor_optimizer.state_dict()["state"]
         assert all(torch.equal(state[i]["exp_avg"], optimizer_state["state"][i]["exp_avg"]) for i in state)
+    with pytest.raises(ValueError, match="set_parameters: exact_match must be True or False, got 'no'"):
+        model.set_parameters({"actor": other["actor"]}, exact_match="no")  # a string was read as True
+    assert same(params(model.actor), before_params["actor"])
     model.set_parameters({"actor": other["actor"]}, exact_match=False)  # a good one still loads
     assert all(torch.equal(value, other["actor"][key]) for key, value in model.actor.state_dict().items())
 
@@ -411,7 +414,7 @@ def test_a_damaged_foreign_or_misfitting_replay_memory_file_is_refused(tmp_path,
     wrong = [
         ({**state, "action": state["action"][:, :0]}, r"action is \(20, 0\) torch.float32 saved, \(20, 1\)"),
         ({k: v for k, v in state.items() if k != "reward"}, "it lacks reward"),
-        ({**state, "size": 21}, r"obs is \(20, 2\) torch.float32 saved, \(21, 2\) torch.float32 here"),
+        ({**state, "size": 21, "position": 21}, r"obs is \(20, 2\) torch.float32 saved, \(21, 2\) torch.float32 here"),
         ({**state, "position": 5000}, "size 20 and position 5000 do not fit its capacity 5000"),
         ({**state, "size": 20.0}, "not all whole numbers"),
         ({**state, "capacity": 7}, "capacity 7 saved, 5000 here"),

@@ -55,3 +55,11 @@ def test_polyak_names_a_wrong_argument():
         polyak_update(online, target, 10**30)
     with pytest.raises(ValueError, match=r"online network's device, cpu; got target on meta\. .* target.to\('cpu'\)"):
         polyak_update(online, make_target(online).to("meta"), 0.5)  # a meta tensor stands for a GPU's here
+
+
+def test_a_target_of_another_dtype_is_named():
+    online = torch.nn.Linear(2, 2)
+    with pytest.raises(
+        TypeError, match="the target's parameters are torch.float64, the online network's torch.float32"
+    ):
+        polyak_update(online, make_target(online).double(), 0.1)

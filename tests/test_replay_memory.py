@@ -163,3 +163,12 @@ def test_a_refused_transition_leaves_every_stored_one_as_it_was(bad, message):
         memory.add(**{**transition, "terminated": False, **bad})
     assert all(torch.equal(before[name], t) for name, t in memory._tensors().items())
     assert (memory.position, memory.size) == (0, 2)
+
+
+def test_a_saved_memory_whose_position_is_not_its_size_is_refused_until_full():
+    """Position 5 with 1 transition stored would write the next ones past slots never filled, which sample reads."""
+    memory = ReplayMemory(10, 3, 1)
+    memory.add(np.zeros(3), [0.0], 0.0, np.zeros(3), False)
+    state = {**memory.state_dict(), "position": 5}
+    with pytest.raises(ValueError, match="size 1 and position 5 do not fit its capacity 10"):
+        ReplayMemory(10, 3, 1).load_state_dict(state)

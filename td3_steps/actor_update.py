@@ -77,8 +77,9 @@ def actor_update(
     would be wasted work, and must never reach the critics' optimizer). Returns the loss.
     Taught in notebooks/13_delayed_actor.ipynb.
     """
-    trainable = [p for p in critics.parameters() if p.requires_grad]  # what is frozen already stays frozen
-    if not trainable:
+    parameters = list(critics.parameters())
+    trainable = [p for p in parameters if p.requires_grad]  # what is frozen already stays frozen
+    if parameters and not trainable:  # (a critic of no parameters, a fixed function, is no target)
         raise explained(FROZEN_CRITICS)
     for p in trainable:
         p.requires_grad_(False)

@@ -82,3 +82,16 @@ def test_targets_or_another_optimizer_are_refused_before_the_actor_moves():
     with pytest.raises(ValueError, match=r"another network's optimizer.*actor.parameters\(\)"):
         actor_update(actor, critics, obs, torch.optim.Adam(critics.parameters()))
     assert all(torch.equal(p, before[name]) for name, p in actor.state_dict().items())
+
+
+def test_a_fixed_critic_of_no_parameters_is_no_target():
+    """Notebook 14 climbs a hand-made critic, Q(s, a) = -(a - best)^2, which has nothing to freeze."""
+
+    class Bowl(torch.nn.Module):
+        def q1(self, obs, action):
+            return -((action - 1.0) ** 2)
+
+    actor, _, optimizer, obs = _networks()
+    before = copy.deepcopy(actor.state_dict())
+    actor_update(actor, Bowl(), obs, optimizer)
+    assert any(not torch.equal(p, before[name]) for name, p in actor.state_dict().items())

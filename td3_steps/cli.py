@@ -36,11 +36,11 @@ from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, 
 from .envs import make_env
 from .files import as_path, write_text_atomically
 from .metrics import (
-    COLUMNS,
     MetricsCSV,
     TrainingError,
     best_evaluation_step,
     evaluations_of,
+    is_metrics_file,
     plot_learning_curve,
     read_metrics,
 )
@@ -131,6 +131,7 @@ def _path(text: str) -> str:
 # torch's OpenMP cannot start tens of thousands of threads: libgomp's "Thread creation failed" ends the process,
 # and --threads 100000 was a segmentation fault. Threads beyond the cores only slow a run down.
 MAX_THREADS = 1024
+START_AGAIN = "start the run again with the same flags and --force"  # where there is no checkpoint to resume from
 
 
 def _env_id(text: str) -> str:
@@ -434,24 +435,22 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]
 def _check_resumable(run_dir: Path) -> None:
     """A RunError unless `run_dir` holds a checkpoint to resume from, and the metrics that chose its
     best_policy.pt: without them the next evaluation would replace that actor, however much worse it is."""
-    again = "start the run again with the same flags and --force"
-    if not find_checkpoint(run_dir / CHECKPOINT).is_dir():
-        raise RunError(f"{run_dir} has no {CHECKPOINT}/ to resume from (none was saved, or it was removed): {again}.")
+    if not _has_checkpoint(run_dir):
+        raise RunError(
+            f"{run_dir} has no {CHECKPOINT}/ to resume from (none was saved, or it was removed): {START_AGAIN}."
+        )
     metrics = run_dir / METRICS
-    if (run_dir / BEST_POLICY).exists() and _first_line(metrics) != ",".join(COLUMNS):
+    if (run_dir / BEST_POLICY).exists() and not is_metrics_file(metrics):
         problem = "is missing" if not metrics.is_file() else "is not the metrics file td3_steps writes"
         raise RunError(
             f"{metrics} {problem}. It holds the evaluations that chose {BEST_POLICY}, which resuming without them"
-            f" would replace with the next evaluation's actor: put a copy of it back, or {again}."
+            f" would replace with the next evaluation's actor: put a copy of it back, or {START_AGAIN}."
         )
 
 
-def _first_line(path: Path) -> str | None:
-    try:
-        with open(path, newline="") as f:
-            return f.readline().rstrip("\r\n")
-    except (OSError, UnicodeDecodeError):
-        return None
+def _has_checkpoint(run_dir: Path) -> bool:
+    """Whether `run_dir` holds a checkpoint to resume from (checkpoint/, or checkpoint.old after a cut save)."""
+    return find_checkpoint(run_dir / CHECKPOINT).is_dir()
 
 
 def _refuse_what_resume_keeps(args: argparse.Namespace) -> None:
@@ -582,15 +581,17 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         )
     if stop:
         save_checkpoint(model)
-        name = "Ctrl-C" if stop[0] == signal.SIGINT else signal.Signals(stop[0]).name
-        sys.exit(_exit_on_signal(f"Stopped by {name} at step {model.num_steps}; checkpoint saved. Continue with:"
-                                 f" python -m td3_steps train --resume {run_dir}", stop[0]))  # fmt: skip
+        _exit_stopped(stop[0], f"at step {model.num_steps}; checkpoint saved. Continue with", run_dir)
     final_evaluation = model.num_steps not in scores  # the run's end is evaluated like any
     if final_evaluation or (checkpoint_freq is not None and model.num_steps % checkpoint_freq):
         save_checkpoint(model)  # before the final evaluation, which Ctrl-C or SIGTERM may cut short
     if final_evaluation:
-        with _stopping_by(STOP_SIGNALS, run_dir, model.num_steps):
-            mean, std = model.evaluate(run["eval_episodes"])
+        try:  # no step boundary to stop at here: a stop signal ends the evaluation at once
+            with _signals_handled(STOP_SIGNALS, _raise_stopped):
+                mean, std = model.evaluate(run["eval_episodes"])
+        except _Stopped as stopped:
+            how = f"during the final evaluation; the checkpoint at step {model.num_steps} is saved. Finish with"
+            _exit_stopped(stopped.args[0], how, run_dir)
         log({"step": model.num_steps, "eval_return": mean, "eval_return_std": std})
         keep_if_best(model)
     with _saving(run_dir):
@@ -606,40 +607,34 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     )
 
 
-@contextlib.contextmanager
-def _stopped_by(signals, stop: list[int]) -> Iterator[None]:
+def _stopped_by(signals, stop: list[int]):
     """While inside, each of `signals` appends its number to `stop` instead of ending the process."""
-    previous = {number: signal.signal(number, lambda received, _: stop.append(received)) for number in signals}
+    return _signals_handled(signals, lambda received, _: stop.append(received))
+
+
+@contextlib.contextmanager
+def _signals_handled(signals, handler: Callable) -> Iterator[None]:
+    """While inside, `handler` receives each of `signals`; the previous handlers come back after."""
+    previous = {number: signal.signal(number, handler) for number in signals}
     try:
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        for number, earlier in previous.items():
+            signal.signal(number, earlier)
 
 
 class _Stopped(Exception):
-    """A stop signal during the final evaluation, which has no step boundary to stop at."""
+    """A stop signal where there is no step boundary to stop at; its number is args[0]."""
 
 
-@contextlib.contextmanager
-def _stopping_by(signals, run_dir: Path, step: int) -> Iterator[None]:
-    """While inside, each of `signals` ends the process at once, saying that the checkpoint (saved before) is whole
-    and how to finish the run: its final evaluation, policy.pt and learning curve."""
+def _raise_stopped(received: int, _) -> None:
+    raise _Stopped(received)
 
-    def stop(received, _):
-        raise _Stopped(received)
 
-    previous = {number: signal.signal(number, stop) for number in signals}
-    try:
-        yield
-    except _Stopped as stopped:
-        number = stopped.args[0]
-        name = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
-        sys.exit(_exit_on_signal(f"Stopped by {name} during the final evaluation; the checkpoint at step {step} is"
-                                 f" saved. Finish with: python -m td3_steps train --resume {run_dir}", number))  # fmt: skip
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+def _exit_stopped(number: int, how: str, run_dir: Path) -> None:
+    """End the process as stopped by signal `number`, saying `how` and the command that goes on."""
+    name = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
+    sys.exit(_exit_on_signal(f"Stopped by {name} {how}: python -m td3_steps train --resume {run_dir}", number))
 
 
 @contextlib.contextmanager
@@ -653,8 +648,8 @@ def _saving(run_dir: Path) -> Iterator[None]:
             raise
         then = (
             f"continue from the last checkpoint: python -m td3_steps train --resume {run_dir}"
-            if find_checkpoint(run_dir / CHECKPOINT).is_dir()
-            else "start the run again with the same flags and --force (no checkpoint was saved to resume from)"
+            if _has_checkpoint(run_dir)
+            else f"{START_AGAIN} (no checkpoint was saved to resume from)"
         )
         raise RunError(
             f"Saving into {run_dir} failed ({' '.join(str(error).split())}): free some disk space or make it"

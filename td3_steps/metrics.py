@@ -184,6 +184,15 @@ def _format(value) -> str:
     return str(value)
 
 
+def is_metrics_file(path) -> bool:
+    """Whether `path` is a file that begins with MetricsCSV's header (a missing or foreign file is not)."""
+    try:
+        with open(path, newline="") as f:
+            return next(csv.reader(f), None) == COLUMNS
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+
+
 def read_rows(path) -> list[dict]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))

@@ -335,11 +335,7 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
     env = meta["env_id"] if env is None else env
     if env is None:
         raise CheckpointError(f"{path} was trained on an environment with no id: pass it, TD3.load(path, env=...).")
-    for name, custom in meta.get("custom_networks", {}).items():
-        if custom and networks[name] is None:
-            raise CheckpointError(
-                f"{path} was trained with a custom {name}: pass the same module, TD3.load(path, {name}=...)."
-            )
+    check_custom_networks(path, meta.get("custom_networks", {}), networks, "TD3.load")
     if config is None:
         try:
             config = TD3Config.from_dict(meta["config"])
@@ -356,9 +352,32 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
         raise
     except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as error:
         raise CheckpointError(
-            f"{path} does not fit this agent and environment, or is damaged ({type(error).__name__}: {error}). {REMEDY}"
+            f"{path} does not fit this agent and environment, or is damaged ({type(error).__name__}: {error})."
+            f"{_custom_remedy(networks)} {REMEDY}"
         ) from error
     return model
+
+
+def check_custom_networks(path, custom: dict[str, bool], networks: dict, load: str) -> None:
+    """Refuse, before anything is built, a custom module the file was not trained with or the lack of one it was:
+    `custom` says which networks were custom ({"actor_net": True, ...}), `networks` holds the modules passed."""
+    for name, module in networks.items():
+        if custom.get(name, False) and module is None:
+            raise CheckpointError(
+                f"{path} was trained with a custom {name}: pass the same module, {load}(path, {name}=...)."
+            )
+        if module is not None and not custom.get(name, False):
+            raise CheckpointError(
+                f"{path} was trained with td3_steps's own network, not a custom {name}: load it without {name}=."
+            )
+
+
+def _custom_remedy(networks: dict) -> str:
+    """What to check when weights do not fit an agent built with custom modules."""
+    names = [name for name, module in networks.items() if module is not None]
+    if not names:
+        return ""
+    return f" The {' and '.join(names)} passed must be the module(s) it was trained with: the same layers and sizes."
 
 
 def _check_networks(path, model, state: dict) -> None:

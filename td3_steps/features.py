@@ -18,6 +18,7 @@ from torch import nn
 from .counts import is_count, is_sizes
 from .devices import CPU, check_memory
 from .envs import SpaceError, is_image_space, stored_observation_shape
+from .failures import explain_failures, tensor_problem
 
 
 class FlattenExtractor(nn.Module):
@@ -41,6 +42,17 @@ class FlattenExtractor(nn.Module):
         return (obs.float() / 255.0).flatten(1)
 
 
+def _images_problem(self, obs) -> Exception | None:
+    problem = tensor_problem("NatureCNN", "obs", obs, "a batch of uint8 images")
+    if problem is None and tuple(obs.shape[1:]) != self.obs_shape:
+        problem = ValueError(
+            f"NatureCNN: obs must be a batch of images shaped (B, {', '.join(map(str, self.obs_shape))}), as it was made"
+            f" for; got shape {tuple(obs.shape)}."
+            + (" One image is a batch of one: obs.unsqueeze(0)." if tuple(obs.shape) == self.obs_shape else "")
+        )
+    return problem
+
+
 class NatureCNN(nn.Module):
     """The "nature" CNN (Mnih et al. 2015) on uint8 images (H, W, C) or (C, H, W), scaled to [0, 1].
 
@@ -60,7 +72,7 @@ class NatureCNN(nn.Module):
             )
         if not is_count(features_dim, 1):
             raise ValueError(f"NatureCNN: features_dim must be a whole number >= 1, e.g. 512; got {features_dim!r}.")
-        self.channels_first = obs_shape[0] < obs_shape[-1]
+        self.obs_shape, self.channels_first = tuple(obs_shape), obs_shape[0] < obs_shape[-1]
         channels, height, width = obs_shape if self.channels_first else (obs_shape[2], obs_shape[0], obs_shape[1])
         if min(height, width) < self.MIN_SIZE:
             raise SpaceError(
@@ -84,6 +96,7 @@ class NatureCNN(nn.Module):
         self.linear = nn.Sequential(nn.Linear(n_flat, features_dim), nn.ReLU())
         self.features_dim = features_dim
 
+    @explain_failures(_images_problem)
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         images = obs.float() / 255.0
         if not self.channels_first:

@@ -23,11 +23,18 @@ import math
 import torch
 
 from .counts import is_count, is_number
+from .devices import resolve_device
+from .failures import explain_failures, tensor_problem
+
+
+def _scale_problem(self, scale, generator) -> Exception | None:
+    return tensor_problem(type(self).__name__, "scale", scale, "sigma_explore times each action dimension's half-range")
 
 
 class GaussianNoise:
     """eps * scale, eps ~ N(0, 1) independently at every step."""
 
+    @explain_failures(_scale_problem)
     def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         return torch.randn(scale.shape, generator=generator, device=scale.device) * scale
 
@@ -54,8 +61,9 @@ class OrnsteinUhlenbeckNoise:
         if not (is_number(dt) and dt > 0):
             raise ValueError(f"OrnsteinUhlenbeckNoise: dt must be a finite number > 0, e.g. 0.01; got {dt!r}.")
         self.theta, self.dt = theta, dt
-        self.x = torch.zeros(size, device=device)
+        self.x = torch.zeros(size, device=resolve_device(device))
 
+    @explain_failures(_scale_problem)
     def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         step = torch.randn(self.x.shape, generator=generator, device=self.x.device)
         self.x = self.x - self.theta * self.x * self.dt + math.sqrt(self.dt) * step

@@ -9,7 +9,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checkpoint import CheckpointError, check_contents, content_digest, load_tensors, save_atomically
+from .checkpoint import (
+    CheckpointError,
+    check_contents,
+    check_custom_networks,
+    content_digest,
+    load_tensors,
+    save_atomically,
+)
 from .config import TD3Config
 from .counts import check_flag, is_count
 from .devices import resolve_device
@@ -213,10 +220,8 @@ class Policy:
         else:
             architecture = {"net_arch": data["net_arch"], "mixed_precision": data["mixed_precision"]}
             saved_shape = (data["obs_dim"],)
-        if architecture.pop("custom_net", False) and actor_net is None:
-            raise CheckpointError(
-                f"{path} holds an actor with a custom actor_net: pass the same module, Policy.load(path, actor_net=...)."
-            )
+        check_custom_networks(path, {"actor_net": architecture.pop("custom_net", False)}, {"actor_net": actor_net},
+                              "Policy.load")  # fmt: skip
         env = make_env(data["env_id"])
         if stored_observation_shape(env.observation_space) != saved_shape:
             raise CheckpointError(f"{path} was saved for observations of shape {saved_shape}, "
@@ -226,6 +231,11 @@ class Policy:
         try:
             actor.load_state_dict(state)
         except RuntimeError as error:
+            if actor_net is not None:
+                raise CheckpointError(
+                    f"{path} holds actor weights that do not fit the actor_net passed: pass the module it was trained"
+                    f" with, the same layers and sizes. ({error})"
+                ) from error
             raise CheckpointError(f"{path} holds actor weights that do not fit its own description: {error}") from error
         return cls(actor.to(device), env)
 

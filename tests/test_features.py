@@ -72,3 +72,19 @@ def test_a_nature_cnn_too_large_to_make_is_refused_with_its_size():
     """features_dim=10**30 gave torch's "empty(): argument 'size' failed to unpack the object ... Overflow"."""
     with pytest.raises(ValueError, match=r"NatureCNN's last layer, 64 -> 1,000,.*,000, needs .* GiB on cpu, more than"):
         NatureCNN((36, 36, 3), features_dim=10**30)
+
+
+def test_a_nature_cnn_names_images_it_cannot_read():
+    """A numpy batch gave "'numpy.ndarray' object has no attribute 'float'", one unbatched image torch's permute
+    error, channels in the other order a convolution's "expected input[1, 64, 3, 64] to have 3 channels"."""
+    cnn = NatureCNN((36, 36, 3))
+    image = torch.zeros(36, 36, 3, dtype=torch.uint8)
+    with pytest.raises(
+        TypeError, match="NatureCNN: obs must be a torch.Tensor, a batch of uint8 images; got .* ndarray"
+    ):
+        cnn(image[None].numpy())
+    with pytest.raises(ValueError, match=r"shaped \(B, 36, 36, 3\), .*got shape \(36, 36, 3\)\. .*obs.unsqueeze\(0\)"):
+        cnn(image)
+    with pytest.raises(ValueError, match=r"shaped \(B, 36, 36, 3\), as it was made for; got shape \(1, 3, 36, 36\)\.$"):
+        cnn(image.permute(2, 0, 1)[None])
+    assert cnn(image[None]).shape == (1, 512)

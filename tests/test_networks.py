@@ -209,6 +209,23 @@ def test_custom_modules_for_actor_and_critics(tmp_path, small_config, params, sa
         Policy.load(tmp_path / "policy.pt")
     assert np.array_equal(Policy.load(tmp_path / "policy.pt", actor_net=ActorNet()).predict(np.ones(3))[0],
                           model.predict(np.ones(3))[0])  # fmt: skip
+    with pytest.raises(CheckpointError, match="do not fit the actor_net passed: pass the module it was trained with"):
+        Policy.load(tmp_path / "policy.pt", actor_net=ActorNet(in_dim=3, out_dim=1).body[:1].append(nn.Linear(16, 1)))
+    with pytest.raises(CheckpointError, match="The actor_net and critic_net passed must be the module"):
+        TD3.load(tmp_path / "ckpt", device="cpu", actor_net=nn.Linear(3, 1), critic_net=critic_net)
+
+
+def test_a_custom_module_for_a_file_trained_without_one_is_refused(tmp_path, small_config):
+    """A module passed for a standard actor was built in, and the load then failed on torch's missing and unexpected
+    keys ("holds actor weights that do not fit its own description"; TD3.load: "net_arch [] here")."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    model.save(tmp_path / "ckpt")
+    model.save_policy(tmp_path / "policy.pt")
+    own = "was trained with td3_steps's own network, not a custom {}: load it without {}="
+    with pytest.raises(CheckpointError, match=own.format("actor_net", "actor_net")):
+        Policy.load(tmp_path / "policy.pt", actor_net=ActorNet())
+    with pytest.raises(CheckpointError, match=own.format("critic_net", "critic_net")):
+        TD3.load(tmp_path / "ckpt", device="cpu", critic_net=nn.Linear(4, 1))
 
 
 def test_custom_modules_of_the_wrong_shape_are_refused(small_config):

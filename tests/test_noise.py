@@ -39,3 +39,13 @@ def test_ornstein_uhlenbeck_noise_refuses_arguments_it_cannot_run_with(arguments
     (a process that runs away) as was dt=0 (no noise at all)."""
     with pytest.raises(ValueError, match=rf"OrnsteinUhlenbeckNoise: {words}"):
         OrnsteinUhlenbeckNoise(*arguments)
+
+
+def test_noise_names_a_wrong_device_or_scale():
+    """device='gpu' gave torch's list of twenty device types; a float scale gave "'float' object has no attribute
+    'shape'" from inside the Gaussian noise, a list one "can't multiply sequence" from the Ornstein-Uhlenbeck's."""
+    with pytest.raises(ValueError, match="Unknown device 'gpu': use 'auto', 'cpu' or 'cuda'"):
+        OrnsteinUhlenbeckNoise(2, device="gpu")
+    for noise, scale in ((GaussianNoise(), 0.1), (OrnsteinUhlenbeckNoise(1), [0.1])):
+        with pytest.raises(TypeError, match=rf"{type(noise).__name__}: scale must be a torch.Tensor.*got an object of"):
+            noise(scale)

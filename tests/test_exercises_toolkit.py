@@ -1,10 +1,13 @@
 """The toolkit every exercise checker shares (td3_steps/exercises/__init__.py)."""
 
 import importlib
+import signal
+import time
 
 import pytest
 import torch
 
+from td3_steps import exercises
 from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
 
 
@@ -61,6 +64,33 @@ def test_snapshot_and_changed_name_the_parameters_that_moved():
         net[1].bias.add_(0.5)
     assert changed(before, net) == ["1.bias"]
     assert not torch.equal(before["1.bias"], net[1].bias), "the snapshot is a copy, not a view"
+
+
+def test_snapshot_and_changed_name_the_inputs_a_function_altered():
+    obs, action = torch.zeros(2, 3), torch.ones(2, 1)
+    before = snapshot({"obs": obs, "action": action})
+    action.clamp_(0, 0.5)
+    assert changed(before, {"obs": obs, "action": action}) == ["action"]
+
+
+def test_run_safely_stops_a_loop_that_never_ends(monkeypatch):
+    """A `while` that never ends hung the check cell until the student interrupted the kernel; an `except
+    Exception` in the loop must not swallow the stop."""
+    monkeypatch.setattr(exercises, "TIME_LIMIT_S", 0.2)
+
+    def forever(x):
+        while True:
+            try:
+                x += 1
+            except Exception:
+                pass
+
+    start = time.perf_counter()
+    result, problem = run_safely(forever, 1, what="my_fn(x)")
+    assert result is None and problem.startswith("my_fn(x) was still running after 0.2 s and was stopped")
+    assert time.perf_counter() - start < 5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+    assert run_safely(lambda x: x + 1, 1) == (2, None)
 
 
 def test_changed_refuses_a_snapshot_of_another_module():

@@ -7,8 +7,10 @@ checker explains instead of raising. Checkers live in one module per notebook (s
 step15.py); each holds only its step's cases and its table of known mistakes, and uses:
 
 - `@checker`: wraps each checker; an answer that is not a function is told how to pass one.
-- `run_safely(fn, *args, what=...)`: call the student's function; an exception becomes a sentence.
-- `snapshot(module)` and `changed(before, module)`: which parameters a function changed.
+- `run_safely(fn, *args, what=...)`: call the student's function; an exception, or a loop that never ends (stopped
+  after TIME_LIMIT_S), becomes a sentence.
+- `snapshot(module)` and `changed(before, module)`: which parameters a function changed; the same over a
+  {name: tensor} mapping, for inputs a function must leave alone.
 - `close(answer, expected, tol)`: equal within a tolerance, shapes included.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer.
 - `report(problems, success)`: print the verdict, "Not yet:" and each problem, or "Correct! ...".
@@ -24,9 +26,12 @@ A typical checker::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +70,34 @@ def checker(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return checked
 
 
+TIME_LIMIT_S = 30  # each call of a student's function; the checkers' cases take well under a second
+
+
+class TimeLimit(BaseException):
+    """Raised inside a student's function that runs past its time limit (no Exception, so that an `except
+    Exception` in the student's loop does not swallow it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise TimeLimit in the code run inside after `seconds` (SIGALRM: on Unix, in the main thread, as a Jupyter
+    kernel runs cells; elsewhere no limit), so a loop that never ends gives a sentence, not a hung cell."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[Any, str | None]:
     """Call `fn(*args)`: (its result, None), or (None, a sentence saying what it raised).
 
@@ -72,7 +105,13 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
     `raise NotImplementedError` is reported as not written yet.
     """
     try:
-        return fn(*args), None
+        with time_limit(TIME_LIMIT_S):
+            return fn(*args), None
+    except TimeLimit:
+        return None, (
+            f"{what} was still running after {TIME_LIMIT_S} s and was stopped: a loop that never ends? (a `while`"
+            " whose condition never turns False, or a counter that never moves)"
+        )
     except NotImplementedError:
         return None, f"{what} is not written yet: replace the TODO (the `raise NotImplementedError`) with your code"
     except Exception as error:  # the student's code may fail in any way: say how, in a sentence
@@ -81,17 +120,22 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
         return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"
 
 
-def snapshot(module: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """A copy of every parameter of `module`, by name, to compare with later (see `changed`)."""
-    return {name: p.detach().clone() for name, p in module.named_parameters()}
+def _tensors(what: torch.nn.Module | Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return dict(what.named_parameters()) if isinstance(what, torch.nn.Module) else dict(what)
 
 
-def changed(before: dict[str, torch.Tensor], module: torch.nn.Module) -> list[str]:
-    """The names of `module`'s parameters that differ from `before` (a `snapshot`), in order."""
-    now = dict(module.named_parameters())
+def snapshot(what: torch.nn.Module | Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A copy of every parameter of a module, or of every tensor of a {name: tensor} mapping (the inputs a student's
+    function must leave alone), by name, to compare with later (see `changed`)."""
+    return {name: t.detach().clone() for name, t in _tensors(what).items()}
+
+
+def changed(before: dict[str, torch.Tensor], what: torch.nn.Module | Mapping[str, torch.Tensor]) -> list[str]:
+    """The names of the parameters or tensors of `what` that differ from `before` (its `snapshot`), in order."""
+    now = _tensors(what)
     if set(now) != set(before):
         raise ValueError("changed() compares a module with a snapshot of the same module: take snapshot(module) first")
-    return [name for name, p in now.items() if not torch.equal(p.detach(), before[name])]
+    return [name for name, t in now.items() if not torch.equal(t.detach(), before[name])]
 
 
 @dataclass(frozen=True)

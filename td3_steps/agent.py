@@ -38,6 +38,7 @@ from .envs import (
     is_image_space,
     stored_observation,
     stored_observation_shape,
+    warn_if_id_leaves_out,
 )
 from .features import make_features_extractor
 from .metrics import TensorBoardLog, UpdateStats
@@ -402,6 +403,7 @@ class TD3:
         self._check_finite()
         meta, state = checkpoint.agent_state(self)
         checkpoint.write_checkpoint(path, meta, state, self.memory.state_dict() if include_memory else None)
+        warn_if_id_leaves_out(self.env, f"The checkpoint {path}")
 
     @classmethod
     def load(

@@ -12,6 +12,8 @@ first use by importing pybullet_envs_gymnasium, with pybullet's native banner li
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import os
 import sys
 import warnings
@@ -19,6 +21,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec
 
 BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pybullet_envs_gymnasium)"
 
@@ -66,17 +69,30 @@ def register_bullet_envs() -> None:
         ) from error
 
 
-class QuietReset(gym.Wrapper):
-    """Silences pybullet's `argv[0]=` lines, printed from C when an env connects on reset."""
+class QuietReset(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Silences pybullet's `argv[0]=` lines, printed from C when an env connects on reset. (It records its
+    arguments, none, so that gymnasium.make can make an env wrapped in it again from the env's spec.)"""
+
+    def __init__(self, env: gym.Env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
 
     def reset(self, **kwargs):
         with quiet_native_output():
             return self.env.reset(**kwargs)
 
 
-def make_env(env_id: str, render_mode: str | None = None) -> gym.Env:
-    """gym.make with the Bullet ids registered on demand and their native output silenced."""
-    if not isinstance(env_id, str):
+def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
+    """gym.make with the Bullet ids registered on demand and their native output silenced.
+
+    An EnvSpec (a made env's `spec`) makes that env again: make's arguments, time limit and wrappers included.
+    render_mode is passed on only when one is asked for (an env whose __init__ takes none is made too).
+    """
+    if isinstance(env_id, EnvSpec):
+        spec, env_id = env_id, env_id.id
+    elif isinstance(env_id, str):
+        spec = env_id
+    else:
         raise TypeError(f"make_env takes an environment id such as 'Pendulum-v1', got {type(env_id).__name__}.")
     if render_mode is not None and not isinstance(render_mode, str):
         raise TypeError(f"make_env: render_mode must be None or a name such as 'rgb_array', got {render_mode!r:.80}.")
@@ -92,13 +108,66 @@ def make_env(env_id: str, render_mode: str | None = None) -> gym.Env:
             warnings.catch_warnings(record=True) as said,
         ):
             warnings.simplefilter("always")
-            env = gym.make(env_id, render_mode=render_mode)
+            env = gym.make(spec, **({} if render_mode is None else {"render_mode": render_mode}))
     # its warnings said the same (an outdated version, say): the error alone. ModuleNotFoundError: "module:Env-v0"
     except (gym.error.Error, ModuleNotFoundError) as error:
         raise ValueError(f"Cannot make environment {env_id!r}: {error}") from error
     for warning in said:  # an env that was made keeps its warnings, under the caller's filters
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    return QuietReset(env) if bullet else env
+    return QuietReset(env) if bullet and not is_wrapped_in(env, QuietReset) else env
+
+
+def id_leaves_out(env: str | gym.Env) -> list[str]:
+    """What gymnasium.make(env's id) would make without: make's arguments, another time limit, wrappers added
+    around the made env (empty for an env made from its id alone, or for an id)."""
+    spec = None if isinstance(env, str) else env.spec
+    if spec is None:
+        return []
+    registered = gym.spec(spec.id)
+    left_out = [
+        f"{key}={value!r}"
+        for key, value in spec.kwargs.items()
+        if key != "render_mode" and (key not in registered.kwargs or registered.kwargs[key] != value)
+    ]
+    if spec.max_episode_steps != registered.max_episode_steps:
+        left_out.append(f"max_episode_steps={spec.max_episode_steps}")
+    ours = f"{QuietReset.__module__}:{QuietReset.__name__}"  # make_env adds it to every Bullet env
+    return left_out + [f"the wrapper {w.name}" for w in spec.additional_wrappers if w.entry_point != ours]
+
+
+def warn_if_id_leaves_out(env: gym.Env, file: str) -> None:
+    """Warn that `file`, which names its environment by id alone, will not make env again on loading."""
+    left_out = id_leaves_out(env)
+    if left_out:
+        warnings.warn(
+            f"{file} names its environment by id, {env.spec.id!r}, which loading makes without"
+            f" {', '.join(left_out)}: pass the environment when loading it, Policy.load(path, env=...) or"
+            " TD3.load(path, env=...).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def evaluation_copy(env: str | gym.Env) -> gym.Env:
+    """A fresh environment like `env` to evaluate in, leaving env's own episode alone: made from its id, or, for an
+    env given as an object, again from its spec (gymnasium.make's arguments, time limit and wrappers included),
+    or copied where gymnasium cannot make it again (no spec, or a wrapper that does not record its arguments)."""
+    if isinstance(env, str):
+        return make_env(env)
+    spec = env.spec
+    if spec is None:
+        return copy.deepcopy(env)
+    unrecorded = [wrapper.name for wrapper in spec.additional_wrappers if wrapper.kwargs is None]
+    if not unrecorded:
+        kwargs = {key: value for key, value in spec.kwargs.items() if key != "render_mode"}  # evaluation shows nothing
+        return make_env(dataclasses.replace(spec, kwargs=kwargs))
+    if is_bullet_id(spec.id):  # a copy would share the original's connection to the physics server
+        raise ValueError(
+            f"The evaluation needs a copy of this {spec.id}, and gymnasium cannot make it again: its wrapper(s)"
+            f" {', '.join(unrecorded)} do not record their arguments. Make each inherit"
+            " gymnasium.utils.RecordConstructorArgs (see gymnasium's wrappers for how)."
+        )
+    return copy.deepcopy(env)
 
 
 def check_action_space(space: gym.Space) -> spaces.Box:
@@ -201,14 +270,19 @@ def stored_observations(space: gym.Space, observations) -> np.ndarray:
     return batch
 
 
-def has_time_limit(env: gym.Env) -> bool:
-    """Whether a gymnasium TimeLimit wrapper (gymnasium.make adds one for an id registered with max_episode_steps)
-    cuts env's episodes."""
+def is_wrapped_in(env: gym.Env, wrapper: type[gym.Wrapper]) -> bool:
+    """Whether `wrapper` is one of the wrappers around env."""
     while isinstance(env, gym.Wrapper):
-        if isinstance(env, gym.wrappers.TimeLimit):
+        if isinstance(env, wrapper):
             return True
         env = env.env
     return False
+
+
+def has_time_limit(env: gym.Env) -> bool:
+    """Whether a gymnasium TimeLimit wrapper (gymnasium.make adds one for an id registered with max_episode_steps)
+    cuts env's episodes."""
+    return is_wrapped_in(env, gym.wrappers.TimeLimit)
 
 
 def as_env(env: str | gym.Env) -> gym.Env:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 import gymnasium as gym
 import numpy as np
 import torch
@@ -20,7 +18,17 @@ from .checkpoint import (
 from .config import TD3Config
 from .counts import check_flag, is_count
 from .devices import resolve_device
-from .envs import check_action_space, env_id_of, has_time_limit, make_env, observation_batch, stored_observation_shape
+from .envs import (
+    as_env,
+    check_action_space,
+    env_id_of,
+    evaluation_copy,
+    has_time_limit,
+    make_env,
+    observation_batch,
+    stored_observation_shape,
+    warn_if_id_leaves_out,
+)
 from .files import as_path
 from .networks import Actor, build_actor
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
@@ -148,7 +156,7 @@ class Policy:
         n_episodes = int(n_episodes)
         check_seed(seed)
         if self._eval_env is None:
-            self._eval_env = make_env(self.env_id) if self.env_id is not None else copy.deepcopy(self._env)
+            self._eval_env = evaluation_copy(self._env if self._env is not None else self.env_id)
         limit = None if has_time_limit(self._eval_env) else UNTIMED_EPISODE_LIMIT
         returns = []
         for k in range(n_episodes):
@@ -188,13 +196,18 @@ class Policy:
             "actor": {k: v.cpu() for k, v in self.actor.state_dict().items()},
         }
         data["sha256"] = policy_digest(data)
-        save_atomically(as_path(path, "The policy file"), data)
+        path = as_path(path, "The policy file")
+        save_atomically(path, data)
+        if self._env is not None:
+            warn_if_id_leaves_out(self._env, f"The policy file {path}")
 
     @classmethod
-    def load(cls, path, device="cpu", actor_net: nn.Module | None = None) -> Policy:
+    def load(cls, path, device="cpu", actor_net: nn.Module | None = None, env: str | gym.Env | None = None) -> Policy:
         """A policy saved by `save` (or TD3.save_policy); read with torch.load(weights_only=True).
 
-        An actor trained with a custom `actor_net` needs that module again (its weights come from the file).
+        It acts in `env`, by default the environment the file names by id (pass the environment where the id alone
+        does not make it: one made with arguments or wrapped). An actor trained with a custom `actor_net` needs that
+        module again (its weights come from the file).
         A file whose contents do not match the sha256 it holds (damaged, or edited) is refused.
         """
         path = as_path(path, "The policy file")
@@ -222,10 +235,10 @@ class Policy:
             saved_shape = (data["obs_dim"],)
         check_custom_networks(path, {"actor_net": architecture.pop("custom_net", False)}, {"actor_net": actor_net},
                               "Policy.load")  # fmt: skip
-        env = make_env(data["env_id"])
+        env = as_env(data["env_id"] if env is None else env)
         if stored_observation_shape(env.observation_space) != saved_shape:
             raise CheckpointError(f"{path} was saved for observations of shape {saved_shape}, "
-                                  f"but {data['env_id']} gives {stored_observation_shape(env.observation_space)}.")  # fmt: skip
+                                  f"but {env_id_of(env)} gives {stored_observation_shape(env.observation_space)}.")  # fmt: skip
         actor = build_actor(env.observation_space, state["action_low"], state["action_high"],
                             TD3Config().replace(**architecture), net=actor_net)  # fmt: skip
         try:

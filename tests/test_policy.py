@@ -1,7 +1,9 @@
 """td3_steps.policy: predict, explore, evaluate, and the policy file."""
 
 import re
+import warnings
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -161,3 +163,19 @@ def test_an_actor_made_for_other_actions_is_refused_when_the_policy_is_made():
         with pytest.raises(ValueError, match=r"Policy: the actor acts in low .* this environment's actions are low"):
             Policy(Actor(3, low, high, net_arch=(8,)), "Pendulum-v1")
     assert Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1").predict(np.zeros(3))[0].shape == (1,)
+
+
+def test_a_file_that_names_its_env_by_id_alone_says_what_loading_leaves_out(tmp_path, small_config):
+    """A policy or checkpoint of an env made with arguments names only its id: loading made Pendulum-v1 with g=10.0
+    in silence. Saving says so; Policy.load, like TD3.load, takes the environment to act in."""
+    model = TD3(gym.make("Pendulum-v1", g=2.0), small_config, seed=0, device="cpu")
+    with pytest.warns(UserWarning, match=r"policy file .*'Pendulum-v1', which loading makes without g=2\.0: pass the"):
+        model.save_policy(tmp_path / "policy.pt")
+    with pytest.warns(UserWarning, match=r"checkpoint .*without g=2\.0: .*TD3\.load\(path, env=\.\.\.\)"):
+        model.save(tmp_path / "agent")
+    policy = Policy.load(tmp_path / "policy.pt", env=gym.make("Pendulum-v1", g=2.0))
+    assert policy.evaluate(1) == model.evaluate(1)
+    assert Policy.load(tmp_path / "policy.pt")._env.unwrapped.g == 10.0  # by default, the id's env
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an env made from its id alone: nothing to say
+        TD3("Pendulum-v1", small_config, seed=0, device="cpu").save_policy(tmp_path / "plain.pt")

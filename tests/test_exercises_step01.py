@@ -167,3 +167,33 @@ def test_a_wrap_bug_says_how_to_wrap(capsys):
     assert not check_add(then(lambda memory, i, size: memory.update(position=i + 1)))
     out = capsys.readouterr().out
     assert "raised IndexError" in out and "(i + 1) % memory['capacity']" in out
+
+
+def add_advancing_midway(memory, obs, action, reward, next_obs, terminated, truncated):
+    """Advances position after obs and action, so the other fields land one slot further."""
+    i = memory["position"]
+    memory["obs"][i] = torch.as_tensor(obs)
+    memory["action"][i] = torch.as_tensor(action)
+    memory["position"] = (i + 1) % memory["capacity"]
+    j = memory["position"]
+    memory["reward"][j] = float(reward)
+    memory["next_obs"][j] = torch.as_tensor(next_obs)
+    memory["terminated"][j] = float(terminated)
+    memory["truncated"][j] = float(truncated)
+    memory["size"] = min(memory["size"] + 1, memory["capacity"])
+
+
+def test_fields_written_after_position_moved_are_told_the_wrong_slot(capsys):
+    """They were written, one slot too far: the reply said "not written"."""
+    assert not check_add(add_advancing_midway)
+    out = capsys.readouterr().out
+    assert "reward and next_obs were written at the wrong slot: at slot 1, not at slot 0" in out, out
+    assert "not written" not in out, out
+
+
+def test_a_size_read_from_position_is_told_so(capsys):
+    """max(size, position) stops one short of the capacity like min(size + 1, capacity - 1), for another reason:
+    the reply said "not capacity - 1"."""
+    assert not check_add(then(lambda memory, i, size: memory.update(size=max(size, memory["position"]))))
+    out = capsys.readouterr().out
+    assert "size must not be read from position" in out and "capacity - 1" not in out, out

@@ -15,10 +15,16 @@ def scale_from_unit_interval(u, low, high):
     return low + (high - low) * (u + 1) / 2
 
 
+def scale_then_clamp(u, low, high):
+    """Right too: the clamp never bites inside [-1, 1], and its gradient there is 1."""
+    return torch.clamp(scale_right(u, low, high), low, high)
+
+
 def test_accepts_a_right_map(capsys):
     assert check_scale_action(scale_right)
     assert check_scale_action(scale_from_unit_interval)
-    assert capsys.readouterr().out.count("Correct!") == 2
+    assert check_scale_action(scale_then_clamp)
+    assert capsys.readouterr().out.count("Correct!") == 3
 
 
 def scale_todo(u, low, high):
@@ -49,6 +55,23 @@ def scale_through_numpy(u, low, high):
     return torch.tensor(np.asarray(scale_right(u, low, high).detach()))
 
 
+def scale_detached_then_marked(u, low, high):
+    """The 'fix' a student tries after "the action has no gradient"."""
+    return scale_right(u, low, high).detach().requires_grad_()
+
+
+def scale_through_numpy_marked(u, low, high):
+    return torch.tensor(np.asarray(scale_right(u, low, high).detach()), requires_grad=True)
+
+
+def scale_through_numpy_plus_zero_u(u, low, high):
+    return torch.tensor(np.asarray(scale_right(u, low, high).detach())) + 0 * u
+
+
+def scale_in_float64(u, low, high):
+    return scale_right(u.double(), low.double(), high.double())
+
+
 WRONG = {
     scale_todo: "right only when low = -high",
     lambda u, low, high: torch.maximum(low.abs(), high.abs()) * u: "You scaled u by the bound alone (max_action * u)",
@@ -71,6 +94,10 @@ WRONG = {
     scale_in_place_on_a_copy_of_the_bounds: "changed its input high in place",
     scale_detached: "the action has no gradient",
     scale_through_numpy: "the action has no gradient",
+    scale_detached_then_marked: "the action requires grad, but it is not computed from u",
+    scale_through_numpy_marked: "the action requires grad, but it is not computed from u",
+    scale_through_numpy_plus_zero_u: "the gradient that reaches u is not that of the map",
+    scale_in_float64: "the action is torch.float64 while u is torch.float32",
 }
 
 

@@ -75,6 +75,26 @@ def sample_own_generator(storage, batch_size, generator=None):
     return sampler(uniform)(storage, batch_size, torch.Generator().manual_seed(0))
 
 
+def sample_and_pop(storage, batch_size, generator=None):
+    """Takes the drawn transitions out of the memory, like a queue."""
+    batch = sampler(uniform)(storage, batch_size, generator)
+    for k in sorted(set(batch.obs[:, 0].long().tolist()), reverse=True):
+        storage.pop(k - 1)
+    return batch
+
+
+def shuffle_then_take(storage, batch_size, generator=None):
+    order = torch.randperm(len(storage), generator=generator).tolist()
+    storage[:] = [storage[i] for i in order]
+    return sampler(lambda size, n, g: range(n))(storage, batch_size, generator)
+
+
+def sample_and_scale_stored_obs(storage, batch_size, generator=None):
+    batch = sampler(uniform)(storage, batch_size, generator)
+    storage[0][0][:] = 0.0
+    return batch
+
+
 def recent(size, n, generator):
     weights = torch.arange(1.0, size + 1)
     return torch.multinomial(weights, n, replacement=True, generator=generator).tolist()
@@ -133,6 +153,12 @@ WRONG = {
     sampler(uniform, wrapped_obs): "an extra axis of size 1",
     sampler(uniform, lambda values, j: values.astype(np.float32)): "is a ndarray, expected a torch.Tensor",
     lambda storage, batch_size, generator=None: {"obs": 1}: "expected a Batch(obs, action",
+    lambda storage, batch_size, generator=None: tuple(sampler(uniform)(storage, batch_size, generator)): (
+        "returned a plain tuple of five fields: wrap them in a Batch"
+    ),
+    sample_and_pop: "changed the memory: it held 40 transitions before the call, 26 after",
+    shuffle_then_take: "reordered the memory in place",
+    sample_and_scale_stored_obs: "changed the stored transition storage[0]",
 }
 
 

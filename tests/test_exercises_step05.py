@@ -1,5 +1,7 @@
 """The step 5 checker accepts a' = actor_target(s') and names each wrong answer students give."""
 
+import copy
+
 import torch
 
 from td3_steps import polyak_update, target_action
@@ -35,6 +37,24 @@ def broken(batch, actor, actor_target):
     return actor_target(batch)
 
 
+def normalises_next_obs_in_place(batch, actor, actor_target):
+    batch.next_obs.sub_(batch.next_obs.mean(0))
+    return right(batch, actor, actor_target)
+
+
+def unfreezes_the_target(batch, actor, actor_target):
+    actor_target.requires_grad_(True)
+    return actor_target(batch.next_obs)
+
+
+def through_a_trainable_copy(batch, actor, actor_target):
+    return copy.deepcopy(actor_target).requires_grad_(True)(batch.next_obs)
+
+
+def off_by_a_constant(batch, actor, actor_target):
+    return right(batch, actor, actor_target) + 0.01
+
+
 WRONG = {
     lambda batch, actor, actor_target: actor(batch.next_obs): "you used the online actor",
     lambda batch, actor, actor_target: actor_target(batch.obs): "you fed s (batch.obs)",
@@ -42,7 +62,13 @@ WRONG = {
     lambda batch, actor, actor_target: batch.action: "the stored action a",
     lambda batch, actor, actor_target: actor_target.net(batch.next_obs): "raw output f_phi'(s')",
     lambda batch, actor, actor_target: torch.tanh(actor_target.net(batch.next_obs)): "in [-1, 1]",
-    noisy: "did you add noise? Step 6",
+    noisy: "two calls on the same batch and networks gave different a'",
+    lambda batch, actor, actor_target: right(batch, actor, actor_target).clamp(-1, 1): "you clipped a' to [-1, 1]",
+    lambda batch, actor, actor_target: actor_target(batch.obs + batch.next_obs): "you fed s + s'",
+    off_by_a_constant: "matches none of pi_phi'(s'), pi_phi(s'), pi_phi'(s), pi_phi(s) (off from pi_phi'(s') by 0.010",
+    normalises_next_obs_in_place: "changed batch.next_obs in place",
+    unfreezes_the_target: "unfroze the actor target",
+    through_a_trainable_copy: "a' carries a gradient",
     hard_copy: "changed the actor target's weights",
     polyak_inside: "changed the actor target's weights",
     lambda batch, actor, actor_target: right(batch, actor, actor_target)[:, 0]: "has shape (32,)",

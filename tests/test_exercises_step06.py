@@ -79,6 +79,32 @@ def sum_clipped_at_c(action, low, high, noise_std, noise_clip, generator=None):
     return centre + half * torch.clamp(u, -noise_clip, noise_clip)
 
 
+def clip_before_sigma(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.clamp(torch.randn(action.shape, generator=generator), -noise_clip, noise_clip) * noise_std
+    return smoothed(action, low, high, eps)
+
+
+def clip_at_c_sigma(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip * noise_std, noise_clip * noise_std))
+
+
+def zero_beyond_clip(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.where(eps.abs() > noise_clip, 0.0, eps))
+
+
+def one_draw_per_row(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape[0], 1, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def reseeds_the_global_rng(action, low, high, noise_std, noise_clip, generator=None):
+    torch.manual_seed(generator.initial_seed())
+    eps = torch.randn(action.shape) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
 def randn_like(action, low, high, noise_std, noise_clip, generator=None):
     eps = torch.randn_like(action) * noise_std
     return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
@@ -141,6 +167,11 @@ WRONG = {
     returns_u: "you returned u itself",
     forgets_half: "left out the half-range",
     flattened: "one smoothed action per row",
+    clip_before_sigma: "you clipped the standard normal to [-c, c] before multiplying it by sigma",
+    clip_at_c_sigma: "the noise in u stops at [0.20, 0.20], +-c sigma",
+    zero_beyond_clip: "moves every value beyond +-c onto +-c",
+    one_draw_per_row: "every dimension of a row got the same noise (correlation 1.00",
+    reseeds_the_global_rng: "a second call with the same generator gave the same noise as the first",
 }
 
 

@@ -1,5 +1,7 @@
 """The step 7 checker accepts every target critic on (s', a~) and names each wrong answer students give."""
 
+import copy
+
 import torch
 
 from td3_steps import clipped_double_q, polyak_update, target_q_values
@@ -28,6 +30,33 @@ def polyak_inside(batch, a, critics, targets):
     return right(batch, a, critics, targets)
 
 
+def clamps_next_action_in_place(batch, a, critics, targets):
+    a.clamp_(-0.5, 0.5)
+    return right(batch, a, critics, targets)
+
+
+def normalises_next_obs_in_place(batch, a, critics, targets):
+    batch.next_obs.sub_(batch.next_obs.mean(0))
+    return right(batch, a, critics, targets)
+
+
+def unfreezes_the_targets(batch, a, critics, targets):
+    targets.requires_grad_(True)
+    return targets(batch.next_obs, a)
+
+
+def through_trainable_copies(batch, a, critics, targets):
+    return copy.deepcopy(targets).requires_grad_(True)(batch.next_obs, a)
+
+
+def noise_again(batch, a, critics, targets):
+    return right(batch, (a + 0.2 * torch.randn_like(a)).clamp(-1, 1), critics, targets)
+
+
+def reward_added(batch, a, critics, targets):
+    return tuple(batch.reward + q for q in right(batch, a, critics, targets))
+
+
 WRONG = {
     lambda batch, a, critics, targets: critics(batch.next_obs, a): "you used the online critics",
     lambda batch, a, critics, targets: targets(batch.obs, a): "you scored s (batch.obs)",
@@ -44,6 +73,12 @@ WRONG = {
     polyak_inside: "changed some critic weights",
     lambda batch, a, critics, targets: targets(batch.next_obs): "raised TypeError",
     lambda batch, a, critics, targets: {"q1": 0}: "returned a dict",
+    clamps_next_action_in_place: "changed next_action in place",
+    normalises_next_obs_in_place: "changed batch.next_obs in place",
+    unfreezes_the_targets: "unfroze the target critics",
+    through_trainable_copies: "the Q-values carry a gradient",
+    noise_again: "did you add noise to a~?",
+    reward_added: "you added the reward, r + Q'",
 }
 
 

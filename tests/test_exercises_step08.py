@@ -65,6 +65,18 @@ def values_indices_pair(q_values):
     return torch.cat(q_values, dim=1).min(dim=1, keepdim=True)
 
 
+def indices_not_values(q_values):
+    return torch.cat(q_values, dim=1).min(dim=1, keepdim=True).indices
+
+
+def unpacked_min(q_values):
+    return torch.min(*q_values)
+
+
+def unpacked_minimum(q_values):
+    return torch.minimum(*q_values)
+
+
 def as_list(q_values):
     return torch.cat(q_values, dim=1).min(dim=1, keepdim=True).values.tolist()
 
@@ -97,6 +109,7 @@ def test_names_each_wrong_minimum(assert_rejected):
             wrong_dim_stacked: "torch.stack(q_values) the critics are dim 0",
             cat_along_batch: "along the batch dimension",
             values_indices_pair: ".values",
+            indices_not_values: "you returned which critic is smallest",
             as_list: "returned a list",
             in_place: "in place",
         },
@@ -123,3 +136,15 @@ def test_one_critic_does_not_contradict_the_others(capsys):
     assert not check_clipped_double_q(lambda q_values: torch.stack(q_values).min(dim=1).values)
     out = capsys.readouterr().out
     assert "with torch.stack(q_values) the critics are dim 0" in out and "(B, n) table" not in out, out
+
+
+def test_unpacking_into_a_two_tensor_minimum_is_told_why_it_fails(capsys):
+    """torch.min(*q_values) and torch.minimum(*q_values) raise with three critics (torch.minimum with one too): the
+    reply used to be torch's own multi-line list of torch.min's signatures, or to say nothing of the number of
+    critics."""
+    for answer in (unpacked_min, unpacked_minimum):
+        assert not check_clipped_double_q(answer)
+        out = capsys.readouterr().out
+        assert "with three critics raised TypeError: torch.min(a, b) and torch.minimum(a, b) compare exactly two" in out
+        assert "q_values holds 3. Write it for any number of critics" in out and "expected one of" not in out, out
+    assert "with one critic raised TypeError" in out and "q_values holds 1" in out, out

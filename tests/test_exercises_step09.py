@@ -75,3 +75,22 @@ def test_the_flat_target_is_told_the_fix_in_words(capsys):
     assert not check_bellman_target(target(flat=("reward", "mask", "next_q")))
     out = capsys.readouterr().out
     assert "y has shape (6,)" in out and "broadcasts silently to (6, 6)" in out and "no .squeeze()" in out
+
+
+def test_a_float64_target_is_refused(capsys):
+    """The values are right, but the checker compared them with .float() and said Correct."""
+    for double in (
+        lambda r, term, trunc, q, gamma: right(r, term, trunc, q, gamma).double(),
+        lambda r, term, trunc, q, gamma: right(r.double(), term.double(), trunc, q.double(), gamma),
+    ):
+        assert not check_bellman_target(double)
+        out = capsys.readouterr().out
+        assert "y is torch.float64" in out and "must stay float32" in out, out
+
+
+def test_a_detached_target_made_to_require_grad_is_told_so(capsys):
+    """No gradient reaches next_q: the reply said it did, and to use no_grad or .detach(), which it had."""
+    assert not check_bellman_target(lambda r, term, trunc, q, gamma: right(r, term, trunc, q, gamma).requires_grad_())
+    out = capsys.readouterr().out
+    assert "y requires grad although no gradient reaches next_q" in out and "drop the requires_grad_" in out, out
+    assert "carries a gradient back" not in out, out

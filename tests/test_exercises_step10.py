@@ -37,6 +37,32 @@ def copies(critic_nets, obs, action):
     return right([copy.deepcopy(net) for net in critic_nets], obs, action)
 
 
+def frozen_critics(critic_nets, obs, action):
+    x = torch.cat([obs, action], dim=1)
+    return tuple(net.requires_grad_(False)(x) for net in critic_nets)
+
+
+def frozen_after_scoring(critic_nets, obs, action):
+    q = right(critic_nets, obs, action)
+    critic_nets[1].requires_grad_(False)
+    return q
+
+
+def no_grad_then_marked(critic_nets, obs, action):
+    return tuple(q.requires_grad_() for q in under_no_grad(critic_nets, obs, action))
+
+
+def zeroes_obs_after_use(critic_nets, obs, action):
+    q = right(critic_nets, obs, action)
+    obs.zero_()
+    return q
+
+
+def scales_action_in_place(critic_nets, obs, action):
+    action /= 2
+    return right(critic_nets, obs, action * 2)
+
+
 WRONG = {
     under_no_grad: "carries no gradient",
     lambda nets, obs, action: tuple(q.detach() for q in right(nets, obs, action)): "carries no gradient",
@@ -51,6 +77,11 @@ WRONG = {
     lambda nets, obs, action: right(nets, obs, action)[0]: "you returned one tensor",
     copies: "does not reach critic_nets[0]'s weights",
     lambda nets, obs, action: tuple(net(obs) for net in nets): "raised RuntimeError",
+    frozen_critics: "you froze critic_nets[0] (requires_grad_(False): 4 of its 4 parameters",
+    frozen_after_scoring: "you froze critic_nets[1]",
+    no_grad_then_marked: "Q_1 requires grad but is cut off from critic_nets[0]",
+    zeroes_obs_after_use: "changed obs in place",
+    scales_action_in_place: "changed action in place",
 }
 
 

@@ -113,7 +113,7 @@ def test_names_each_wrong_loss(assert_rejected):
         check_critic_loss,
         {
             flat_q: "(B, B)",
-            averaged: "you averaged the critics' MSEs. With Adam that trains the same critics",
+            averaged: "you averaged the critics' MSEs. With Adam that trains almost the same critics",
             averaged_two: "you averaged",
             halved: "half the sum",
             negative: "wrong sign",
@@ -149,3 +149,33 @@ def test_an_average_of_the_first_two_critics_is_told_both_mistakes(capsys):
     assert not check_critic_loss(lambda q_values, y: (F.mse_loss(q_values[0], y) + F.mse_loss(q_values[1], y)) / 2)
     out = capsys.readouterr().out
     assert "you averaged the critics' MSEs" in out and "with 3 critics the loss is" in out, out
+
+
+def flat_y(q_values, y):
+    return sum(F.mse_loss(q, y.squeeze(1)) for q in q_values)
+
+
+def flat_q_by_index(q_values, y):
+    return sum(((q[:, 0] - y) ** 2).mean() for q in q_values)
+
+
+def test_the_broadcast_reply_fits_a_squeeze_of_either_tensor(capsys):
+    """Both give the same (B, B) loss: the reply said "a (B,) tensor with the (B, 1) target", the reverse of a
+    squeezed y."""
+    for loss in (flat_y, flat_q_by_index):
+        assert not check_critic_loss(loss)
+        out = capsys.readouterr().out
+        assert "mixes a (B,) tensor with a (B, 1) one (a squeeze, [:, 0] or .flatten() on the Q-values or on y)" in out
+        assert "(B, B)" in out, out
+
+
+def critic_1_detached(q_values, y):
+    return F.mse_loss(q_values[0].detach(), y) + sum(F.mse_loss(q, y) for q in q_values[1:])
+
+
+def test_a_detached_critic_is_told_it_is_detached(capsys):
+    """Its MSE is in the loss: the reply said "every critic must be in the loss"."""
+    assert not check_critic_loss(critic_1_detached)
+    out = capsys.readouterr().out
+    assert "no gradient reaches Q_1: its MSE is in the loss, but computed from a detached Q-value" in out, out
+    assert "must be in the loss" not in out, out

@@ -122,3 +122,34 @@ def test_names_each_wrong_one(assert_rejected):
             raises: "raised RuntimeError",
         },
     )
+
+
+def backpropagates_the_average(critics, optimizer, obs, action, y):
+    loss = loss_of(critics, obs, action, y)
+    optimizer.zero_grad()
+    (loss / 2).backward()
+    optimizer.step()
+    return loss.item()
+
+
+def test_backpropagating_the_average_is_named(capsys):
+    """Adam's epsilon moves one weight of seed 1 by 1e-3: the reply was the generic "your critics differ"."""
+    assert not check_update_critics(backpropagates_the_average)
+    out = capsys.readouterr().out
+    assert "you backpropagated the average of the two MSEs" in out and "differ from one Adam step" not in out, out
+
+
+def loss_under_no_grad(critics, optimizer, obs, action, y):
+    with torch.no_grad():
+        loss = loss_of(critics, obs, action, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def test_a_loss_under_no_grad_is_explained(capsys):
+    """The reply was torch's bare "element 0 of tensors does not require grad"."""
+    assert not check_update_critics(loss_under_no_grad)
+    out = capsys.readouterr().out
+    assert "does not require grad" in out and "Compute the Q-values and the loss outside torch.no_grad()" in out, out

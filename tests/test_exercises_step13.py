@@ -99,6 +99,18 @@ def gradients_accumulate(env_step, critic_updates, d, actor, critics, obs, optim
         return loss.detach()
 
 
+def clamped_actions(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d != 0:
+        return None
+    critics.requires_grad_(False)
+    loss = -critics.q1(obs, actor(obs).clamp(-1.0, 1.0)).mean()  # the actor's bounds are [0, 2]
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    critics.requires_grad_(True)
+    return loss.detach()
+
+
 def test_accepts_the_delayed_actor_step(capsys):
     assert check_delayed_actor(with_the_package)
     assert check_delayed_actor(by_hand)
@@ -117,6 +129,7 @@ def test_names_each_wrong_schedule(assert_rejected):
             scheduled(lambda step, k, d: (k + 1) % d == 0): "off by one: your actor moves after critic updates d - 1",
             scheduled(lambda step, k, d: k % d != 0): "inverted",
             scheduled(lambda step, k, d: k in (2, 5)): "with d = 2 the actor moved after critic updates 2, 5;",
+            scheduled(lambda step, k, d: (step // 2) % d == 0): "counted critic updates from the environment step",
         },
     )
 
@@ -130,6 +143,7 @@ def test_names_each_wrong_actor_step(assert_rejected):
             scheduled(right_schedule, loss_of=lambda q1, q2: -torch.minimum(q1, q2).mean()): "min(Q1, Q2)",
             scheduled(right_schedule, loss_of=lambda q1, q2: -(q1 + q2).mean() / 2): "averaged the two critics",
             scheduled(right_schedule, loss_of=lambda q1, q2: -q1.sum()): "you summed over the batch",
+            clamped_actions: "you clipped the actions to [-1, 1]",
             scheduled(right_schedule, freeze=False): "the critics were not frozen",
             scheduled(right_schedule, unfreeze=False): "still frozen",
             detached_action: "no gradient reached its weights",
@@ -147,3 +161,12 @@ def test_the_summed_loss_reply_tells_the_truth_about_adam(capsys):
     out = capsys.readouterr().out
     assert "With Adam the step would be almost the same" in out and "with plain SGD so would the step" in out
     assert "step size grows with the batch size" not in out
+
+
+def test_a_schedule_wrong_for_d_3_only_is_described_with_d_3(capsys):
+    """The reply used to describe d = 2 whatever failed, and said the actor moved after updates 2, 4, 6 when it was
+    due after updates 2, 4, 6."""
+    assert not check_delayed_actor(scheduled(lambda step, k, d: k % d == 0 and k != 3))
+    out = capsys.readouterr().out
+    assert "with d = 3 the actor moved after critic updates 6; it is due after updates 3, 6" in out, out
+    assert "right for d = 2" in out and "with d = 2" not in out, out

@@ -118,3 +118,15 @@ def test_names_each_wrong_one(assert_rejected):
             raises: "raised KeyError",
         },
     )
+
+
+def unfreezes_the_target(online, target, tau):
+    correct(online, target, tau)
+    target.requires_grad_(True)
+
+
+def test_an_unfrozen_target_is_told_to_stay_frozen(capsys):
+    """The update was under torch.no_grad(): the reply told it to do the update under torch.no_grad()."""
+    assert not check_soft_update(unfreezes_the_target)
+    out = capsys.readouterr().out
+    assert "the target must stay frozen" in out and "torch.no_grad()" not in out, out

@@ -238,3 +238,51 @@ def test_a_swapped_call_is_the_one_thing_said(capsys):
     assert not check_td3_iteration(swapped_arguments)
     out = capsys.readouterr().out
     assert "moves its SECOND argument" in out and "did not move" not in out, out
+
+
+def critics_left_frozen(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        agent.critics.requires_grad_(False)  # for the actor's step, and never unfrozen
+        loss = actor_loss(agent.actor, agent.critics, batch.obs)
+        agent.actor_optimizer.zero_grad()
+        loss.backward()
+        agent.actor_optimizer.step()
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def test_critics_left_frozen_are_blamed_on_the_actor_step(capsys):
+    """The next iteration's given critic_update raised "computed under torch.no_grad()", naming none of this."""
+    assert not check_td3_iteration(critics_left_frozen)
+    out = capsys.readouterr().out
+    assert "after iteration 2 the critics' parameters still have requires_grad False" in out, out
+    assert "critic_update" not in out, out
+
+
+def critic_1_target_only(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics.members[0], agent.critic_targets.members[0], agent.config.tau)
+
+
+def actor_target_twice(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def test_a_right_tau_is_not_blamed_for_other_slips(capsys):
+    """Both had tau right: the reply was "(tau is 0.4 here: read it from agent.config)"."""
+    for slip, words in (
+        (critic_1_target_only, "agent.critic_targets.members[1], critic 2's target, did not move"),
+        (actor_target_twice, "agent.actor_target took two Polyak steps toward agent.actor"),
+    ):
+        assert not check_td3_iteration(slip)
+        out = capsys.readouterr().out
+        assert words in out and "tau is" not in out, out

@@ -71,6 +71,7 @@ POSITION_MISTAKES = [
     ),
 ]
 
+ONE_SHORT = (1, 2, 2, 2, 2)  # the sizes of min(size + 1, capacity - 1), and of max(size, position)
 SIZE_MISTAKES = [
     Mistake(
         lambda sizes: set(sizes) == {0},
@@ -87,10 +88,15 @@ SIZE_MISTAKES = [
         " at capacity once the memory is full, min(size + 1, capacity)",
     ),
     Mistake(
-        (1, 2, 2, 2, 2),
+        ONE_SHORT,
         "size stops one short of the capacity: min(size + 1, capacity), not capacity - 1",
     ),
 ]
+FOLLOWS_POSITION = (  # ONE_SHORT, though an add to a memory already full leaves size = capacity
+    f"size stayed {CAPACITY - 1} after transition {CAPACITY - 1} filled the last slot, as position wrapped to 0"
+    f" (yet in a memory already full it does stay {CAPACITY}): size must not be read from position, as"
+    " max(size, position) is; it counts the stored transitions, min(size + 1, capacity)"
+)
 
 SLOT_MISTAKES = [
     Mistake(
@@ -177,17 +183,29 @@ class Trace(NamedTuple):
     sizes: tuple
     slots: tuple  # after each add, the transition each slot holds
     fields: dict  # field name -> (transition, what was stored, what it should be) for the first wrong one
+    split: tuple | None  # (transition t, position before its add, {field: its slot}) if t's fields parted
     flags: Flags | None  # None when some transition could not be found in the memory
     grown: dict  # field name -> its new shape (or type), if add replaced a preallocated tensor
     raised: str | None
+
+
+def _homes(memory: dict, t: int) -> dict[str, set[int]]:
+    """For obs, action, reward and next_obs: the slots that hold transition t's value of that field."""
+    obs, action, reward, next_obs, _, _ = transition(t)
+    values = {"obs": obs, "action": action, "reward": [reward], "next_obs": next_obs}
+    return {
+        name: {slot for slot in range(CAPACITY) if memory[name][slot].tolist() == value}
+        for name, value in values.items()
+    }
 
 
 def trace(add) -> Trace:
     """Run transitions 0 to 4 through `add` on a fresh memory and record what happened."""
     memory = new_memory(CAPACITY, OBS_DIM, ACTION_DIM)
     shapes = {name: _shape(memory[name]) for name in FIELDS}
-    positions, sizes, slots, fields, flags, raised = [], [], [], {}, [], None
+    positions, sizes, slots, fields, flags, raised, split = [], [], [], {}, [], None, None
     for t in range(ADDS):
+        start = memory["position"]
         _, raised = run_safely(add, memory, *transition(t), what=f"add(memory, transition {t})")
         if raised or any(_shape(memory[name]) != shapes[name] for name in FIELDS):
             break
@@ -202,6 +220,9 @@ def trace(add) -> Trace:
         positions.append(counters["position"])
         sizes.append(counters["size"])
         slots.append(tuple(_which(memory, slot) for slot in range(CAPACITY)))
+        homes = _homes(memory, t)
+        if split is None and all(homes.values()) and not set.intersection(*homes.values()):
+            split = (t, start, {name: min(held) for name, held in homes.items()})
         where = slots[-1].index(t) if t in slots[-1] else None
         if where is None:
             flags.append(None)
@@ -215,7 +236,7 @@ def trace(add) -> Trace:
     grown = {name: _shape(memory[name]) for name in FIELDS if _shape(memory[name]) != shapes[name]}
     found = flags and None not in flags
     stored_flags = Flags(*(tuple(pair[i] for pair in flags) for i in (0, 1))) if found else None
-    return Trace(tuple(positions), tuple(sizes), tuple(slots), fields, stored_flags, grown, raised)
+    return Trace(tuple(positions), tuple(sizes), tuple(slots), fields, split, stored_flags, grown, raised)
 
 
 def _field_problem(name: str, t: int, stored: list, right: list) -> str:
@@ -226,6 +247,44 @@ def _field_problem(name: str, t: int, stored: list, right: list) -> str:
     if name in ("obs", "next_obs") and stored == (next_obs if name == "obs" else obs):
         return "obs and next_obs are swapped: memory['obs'][i] holds s, memory['next_obs'][i] holds s'"
     return f"transition {t}'s {name} is {right}, but its slot holds {stored}: store {name} as it is given"
+
+
+def _split_problem(t: int, start: int, homes: dict[str, int]) -> str:
+    """Transition t's fields, all written, but not all at one slot (position moved in the middle of add)."""
+    fix = (
+        "Read i = memory['position'] once, store every field (the flags too) at slot i, and advance position"
+        " only after the last one"
+    )
+    wrong = [name for name, slot in homes.items() if slot != start]
+    if len(wrong) == len(homes):
+        where = "; ".join(f"{name} at slot {slot}" for name, slot in homes.items())
+        return f"transition {t}'s fields went to different slots ({where}). {fix}"
+    right = [name for name in homes if name not in wrong]
+    slots = sorted({homes[name] for name in wrong})
+    at = f"slot {slots[0]}" if len(slots) == 1 else f"slots {' and '.join(map(str, slots))}"
+    return (
+        f"transition {t}'s {' and '.join(wrong)} were written at the wrong slot: at {at}, not at slot {start}"
+        f" (memory['position'] when add began), where its {' and '.join(right)} went. Did position move before"
+        f" they were stored? {fix}"
+    )
+
+
+def _size_in_a_full_memory(add) -> int | None:
+    """The size `add` leaves after adding to a memory already full (position 0, size = capacity), if an int."""
+    memory = new_memory(CAPACITY, OBS_DIM, ACTION_DIM)
+    memory.update(size=CAPACITY)
+    _, raised = run_safely(add, memory, *transition(0))
+    return None if raised else _as_int(memory["size"])
+
+
+def _size_problem(add, sizes: tuple) -> str | None:
+    """What is wrong with the size after each add, or None."""
+    right = RIGHT_SIZES[: len(sizes)]
+    if sizes == right:
+        return None
+    if sizes == ONE_SHORT and _size_in_a_full_memory(add) == CAPACITY:
+        return FOLLOWS_POSITION  # not capped at capacity - 1: it missed the wrap
+    return match_mistake(sizes, SIZE_MISTAKES) or f"after each add, size was {list(sizes)}, expected {list(right)}"
 
 
 def _slot_problem(run: Trace) -> str | None:
@@ -284,21 +343,20 @@ def check_add(add) -> bool:
             f" memory['{name}'][i] = ..., never replace the tensor (memory['{name}'] = ...) or torch.cat onto it"
         )
     n = len(run.positions)
-    for part, answer, right, mistakes in (
-        ("position", run.positions, RIGHT_POSITIONS[:n], POSITION_MISTAKES),
-        ("size", run.sizes, RIGHT_SIZES[:n], SIZE_MISTAKES),
-    ):
-        if answer != right:
-            problems.append(
-                match_mistake(answer, mistakes) or f"after each add, {part} was {list(answer)}, expected {list(right)}"
-            )
-    slot_problem = _slot_problem(run)
-    if slot_problem:
-        problems.append(slot_problem)
-    for name, (t, stored, right) in run.fields.items():
-        problems.append(_field_problem(name, t, stored, right))
-    if run.flags is not None and n == ADDS:
-        problems += _flag_problems(run.flags)
+    if run.positions != RIGHT_POSITIONS[:n]:
+        problems.append(
+            match_mistake(run.positions, POSITION_MISTAKES)
+            or f"after each add, position was {list(run.positions)}, expected {list(RIGHT_POSITIONS[:n])}"
+        )
+    problems.append(_size_problem(add, run.sizes))
+    if run.split:  # every field was written, some at the wrong slot: that explains the slots, fields and flags
+        problems.append(_split_problem(*run.split))
+    else:
+        problems.append(_slot_problem(run))
+        problems += [_field_problem(name, t, stored, right) for name, (t, stored, right) in run.fields.items()]
+        if run.flags is not None and n == ADDS:
+            problems += _flag_problems(run.flags)
+    problems = [problem for problem in problems if problem]
     return report(
         list(dict.fromkeys(problems)),  # each problem once
         "your ring buffer stores every field at position, wraps at capacity, overwrites the oldest"

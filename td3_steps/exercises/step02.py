@@ -119,6 +119,12 @@ def _value_problem(scale_action) -> str | None:
             known = match_mistake(action.detach().float(), mistakes, tol=1e-5)
             advice = f"{known[0].upper()}{known[1:]}. Use {RIGHT}" if known else f"Each dimension needs {RIGHT}"
             return f"on {name}, {_rows(action.detach().float(), expected)}. {advice}"
+        if action.dtype != u.dtype:
+            return (
+                f"the values are right, but the action is {action.dtype} while u is {u.dtype}: the critics are"
+                f" float32 networks and refuse a {action.dtype} action (step 13 feeds this one into them), so"
+                " keep u's dtype: no .double(), no float64 numpy arrays"
+            )
     return None
 
 
@@ -138,6 +144,18 @@ def _gradient_problem(scale_action) -> str | None:
     _, problem = run_safely(lambda: action.sum().backward(), what="the backward pass through your map")
     if problem:
         return f"{problem}. Did you change u in place? Build a new tensor, {RIGHT}"
+    if x.grad is None:
+        return (
+            "the action requires grad, but it is not computed from u: no gradient reaches u, so step 13 would"
+            " leave the actor's weights as they are. .detach() then .requires_grad_(), or torch.tensor(...,"
+            " requires_grad=True), makes a new tensor cut off from the network: compute the action from u with"
+            f" torch operations, {RIGHT}"
+        )
+    if not torch.allclose(x.grad, (high - low) / 2 * (1 - u.detach() ** 2), atol=1e-5):
+        return (
+            "the values are right, but the gradient that reaches u is not that of the map: d a / d u must be"
+            f" the half-range in each dimension; compute the action from u with torch operations, {RIGHT}"
+        )
     return None
 
 

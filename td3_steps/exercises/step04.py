@@ -95,26 +95,63 @@ DTYPE_MISTAKES = [
 
 
 def _fields(batch, what: str) -> tuple[list | None, str | None]:
-    """The five fields of a Batch-like answer, by name or by position, or what is wrong with it."""
+    """The five fields of a Batch-like answer, by name, or what is wrong with it."""
     if all(hasattr(batch, name) for name in FIELDS):
         return [getattr(batch, name) for name in FIELDS], None
     if isinstance(batch, (tuple, list)) and len(batch) == 5:
-        return list(batch), None
+        return None, (
+            f"{what} returned a plain {type(batch).__name__} of five fields: wrap them in a Batch,"
+            " Batch(obs, action, reward, next_obs, terminated), as the exercise asks; the later steps read the"
+            " fields by name (batch.obs, batch.next_obs), which a plain tuple does not have"
+        )
     return (
         None,
         f"{what} returned a {type(batch).__name__}; expected a Batch(obs, action, reward, next_obs, terminated)",
     )
 
 
+def _same_transition(entry, original: tuple) -> bool:
+    try:
+        return len(entry) == len(original) and all(np.array_equal(np.asarray(a), b) for a, b in zip(entry, original))
+    except (TypeError, ValueError):  # an entry that is no longer a transition
+        return False
+
+
+KEEP = (
+    "read the transitions with storage[i]: sampling leaves the memory as it was, each transition stays to be"
+    " drawn again"
+)
+
+
+def _storage_problem(storage: list, what: str) -> str | None:
+    """Whether the student's call left the memory as it was (the same SIZE transitions, in order), or how not."""
+    original = labelled_storage(SIZE)
+    if len(storage) != SIZE:
+        return (
+            f"{what} changed the memory: it held {SIZE} transitions before the call, {len(storage)} after (pop,"
+            f" remove or del?); {KEEP}"
+        )
+    wrong = [i for i, entry in enumerate(storage) if not _same_transition(entry, original[i])]
+    if not wrong:
+        return None
+    if all(any(_same_transition(entry, kept) for kept in original) for entry in storage):
+        return f"{what} reordered the memory in place (a shuffle of storage?): {KEEP}; draw indices instead, {RANDINT}"
+    return f"{what} changed the stored transition storage[{wrong[0]}]: {KEEP}"
+
+
 def _sample(fn, batch_size: int, generator: torch.Generator) -> tuple[list | None, str | None]:
     what = f"sample_from_list(storage, {batch_size}, generator)"
-    batch, problem = run_safely(fn, labelled_storage(SIZE), batch_size, generator, what=what)
+    storage = labelled_storage(SIZE)
+    batch, problem = run_safely(fn, storage, batch_size, generator, what=what)
     if problem:
         if "IndexError" in problem:
             problem += (
                 f": an index ran past the end of the list. torch.randint(low, high) draws from [low, high),"
                 f" so high = len(storage): {RANDINT}"
             )
+        return None, problem
+    problem = _storage_problem(storage, what)
+    if problem:
         return None, problem
     return _fields(batch, what)
 

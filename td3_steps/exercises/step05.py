@@ -40,11 +40,6 @@ def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
     with torch.no_grad():
         right = actor_target(batch.next_obs)
         raw = actor_target.net(actor_target.features(batch.next_obs))  # f_phi'(s'), before tanh
-
-        def noisy(answer: torch.Tensor) -> bool:  # pi_phi'(s') plus a small perturbation
-            gap = (answer.detach().float() - right).abs()
-            return 1e-4 < float(gap.max()) and float(gap.mean()) < 0.5
-
         online = (
             "you used the online actor pi_phi: use the actor target pi_phi', which moves slowly, so the"
             " target y does not chase the actor's latest update"
@@ -74,11 +69,32 @@ def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
                 f" {RIGHT}",
             ),
             Mistake(
-                noisy,
-                "a' is close to pi_phi'(s') but not equal: did you add noise? Step 6 adds the"
-                f" smoothing noise; step 5 returns the actor target's action as it is. {RIGHT}",
+                right.clamp(-1, 1),
+                f"you clipped a' to [-1, 1]: the action bounds here are {_box()}, and the actor target's"
+                f" output already lies in them; return it as it is. {RIGHT}",
+            ),
+            Mistake(
+                actor_target(batch.obs + batch.next_obs),
+                f"you fed s + s' to the actor target: the next action is played in the next state alone. {RIGHT}",
             ),
         ]
+
+
+def _box() -> str:
+    return " x ".join(f"[{low:g}, {high:g}]" for low, high in zip(LOW, HIGH))
+
+
+def _unknown_problem(fn, answer: torch.Tensor, right: torch.Tensor) -> str:
+    """What is seen of an a' that matches no known mistake: random (noise), or off by how much."""
+    gap = (answer.detach().float() - right).abs()
+    off = f"off from pi_phi'(s') by {float(gap.mean()):.3f} on average, up to {float(gap.max()):.3f}"
+    again, _ = run_safely(fn, *target_case(), what="next_action(batch, actor, actor_target), called again")
+    if isinstance(again, torch.Tensor) and again.shape == answer.shape and not torch.equal(again, answer):
+        return (
+            f"two calls on the same batch and networks gave different a' ({off}): did you add noise? Step 6"
+            f" adds the smoothing noise; step 5 returns the actor target's action as it is. {RIGHT}"
+        )
+    return f"a' matches none of pi_phi'(s'), pi_phi(s'), pi_phi'(s), pi_phi(s) ({off}): {RIGHT}"
 
 
 def _shape_problem(shape: tuple, n: int) -> str:
@@ -93,6 +109,7 @@ def check_target_action(fn) -> bool:
     batch, actor, actor_target = target_case()
     n = batch.obs.shape[0]
     target_before, actor_before = snapshot(actor_target), snapshot(actor)
+    inputs = snapshot(batch._asdict())
     answer, problem = run_safely(fn, batch, actor, actor_target, what="next_action(batch, actor, actor_target)")
     if problem:
         return report([problem], "")
@@ -107,15 +124,40 @@ def check_target_action(fn) -> bool:
         )
     if changed(actor_before, actor):
         return report(["your function changed the actor's weights: step 5 only reads the networks"], "")
+    altered = changed(inputs, batch._asdict())
+    if altered:
+        return report(
+            [
+                f"your function changed batch.{altered[0]} in place: the batch is shared with the later steps"
+                " (step 7 scores its s' again, step 9 reads r, step 10 s and a), so leave it as it is and build"
+                " new tensors"
+            ],
+            "",
+        )
+    if any(p.requires_grad for p in actor_target.parameters()):
+        return report(
+            [
+                "your function unfroze the actor target (requires_grad_(True)): no gradient ever trains it, it"
+                " moves only by the Polyak update of step 14; leave it frozen and compute a' without gradient"
+            ],
+            "",
+        )
     if not isinstance(answer, torch.Tensor):
         return report([f"it returned a {type(answer).__name__}, expected a torch.Tensor: {RIGHT}"], "")
     if tuple(answer.shape) != (n, 2):
         return report([_shape_problem(tuple(answer.shape), n)], "")
+    batch = Batch(**inputs)  # the untouched inputs, for the expected values
     with torch.no_grad():
         right = actor_target(batch.next_obs)
     if not close(answer.detach().float(), right, tol=1e-5):
         known = match_mistake(answer.detach().float(), mistakes(batch, actor, actor_target), tol=1e-5)
-        if known:
-            return report(known.splitlines(), "")
-        return report([f"a' matches none of pi_phi'(s'), pi_phi(s'), pi_phi'(s), pi_phi(s): {RIGHT}"], "")
+        return report(known.splitlines() if known else [_unknown_problem(fn, answer.detach(), right)], "")
+    if answer.requires_grad:
+        return report(
+            [
+                "a' carries a gradient: compute it under torch.no_grad() (or .detach() it), since the target y"
+                " built from it is a fixed label, which no gradient goes through"
+            ],
+            "",
+        )
     return report([], "a' = pi_phi'(s'): the actor target, on the next states, without touching any weights.")

@@ -11,6 +11,8 @@ MAP_BACK_ and STILL_MISTAKES) name each by what it does to one measurement.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..target import smooth_target_action
@@ -21,6 +23,8 @@ HIGH = torch.tensor([2.0, 3.0])
 CENTRE, HALF = (HIGH + LOW) / 2, (HIGH - LOW) / 2  # [1, 1] and [1, 2]
 N = 20_000  # draws per measurement: the std is measured within about 1%
 SIGMA, C = 0.2, 0.5
+# the clip's measurement uses this sigma: with c = 0.5, a clip at +-c (0.5) and one at +-c sigma (0.2) differ
+CLIP_SIGMA = 0.4
 NEAR = torch.tensor([0.05, 2.9])  # u = [-0.95, 0.95]: next to low[0] and high[1]
 STILL = torch.tensor([[0.3, -0.5], [1.7, 2.5]])
 DRAW = "eps = noise_std * torch.randn(action.shape, generator=generator)"
@@ -92,8 +96,24 @@ STILL_MISTAKES = [
 ]
 
 
-# The reach of the noise in u, measured at the centre with sigma = 1 so that the clip decides.
+def _clipped_std(sigma: float, c: float) -> float:
+    """The std of eps ~ N(0, sigma^2) clipped to [-c, c]: the part inside the clip, plus c^2 for each value moved onto
+    +-c."""
+    k = c / sigma
+    inside = math.erf(k / math.sqrt(2))  # P(|eps| < c)
+    density = math.exp(-k * k / 2) / math.sqrt(2 * math.pi)  # the standard normal's density at k
+    return math.sqrt(sigma**2 * (inside - 2 * k * density) + c**2 * (1 - inside))
+
+
+# The reach of the noise in u, measured at the centre with sigma = 0.4 and c = 0.5, where the clip cuts a fifth of it.
 CLIP_MISTAKES = [
+    Mistake(
+        _about(C * CLIP_SIGMA, rtol=0.03),
+        f"with sigma = {CLIP_SIGMA} and c = 0.5 the noise in u stops at {_fmt([C * CLIP_SIGMA] * 2)}, +-c sigma,"
+        " expected +-c = +-0.5: you clipped the standard normal to [-c, c] before multiplying it by sigma (or"
+        " clipped at +-c sigma). Scale first, eps = noise_std * torch.randn(...), then clip eps itself,"
+        " torch.clamp(eps, -noise_clip, noise_clip)",
+    ),
     Mistake(
         _about(C * HALF, rtol=0.03),
         f"in u the noise reaches {_fmt(C * HALF)}, expected +-c = +-0.5 in every dimension: you clipped"
@@ -107,9 +127,10 @@ CLIP_MISTAKES = [
 ]
 
 
-def _run(fn, action: torch.Tensor, sigma: float, c: float, seed: int) -> tuple[torch.Tensor | None, str | None]:
+def _run(
+    fn, action: torch.Tensor, sigma: float, c: float, generator: torch.Generator
+) -> tuple[torch.Tensor | None, str | None]:
     """The student's a~ for `action`, or the sentence that says why there is none."""
-    generator = _seeded(seed)
     what = f"smooth_normalised(action, low, high, {sigma}, {c}, generator)"
     out, problem = run_safely(fn, action, LOW.clone(), HIGH.clone(), sigma, c, generator, what=what)
     if problem:
@@ -144,14 +165,36 @@ def _noise_problems(wide: torch.Tensor, centre: torch.Tensor) -> list[str]:
     if float(mean.abs().max()) > 0.02:
         hint = "; torch.rand draws from [0, 1), use torch.randn" if bool((mean > 0.05).all()) else ""
         problems.append(f"in u the noise is not centred on zero (mean {_fmt(mean)}): eps ~ N(0, sigma^2){hint}")
+    correlation = float(torch.corrcoef(noise.T)[0, 1]) if float(std.min()) > 1e-6 else 0.0
+    if correlation > 0.99:
+        problems.append(
+            "every dimension of a row got the same noise (correlation 1.00 between dimensions 0 and 1, expected"
+            " about 0): draw one eps per action dimension, not one per row, torch.randn(action.shape,"
+            " generator=generator)"
+        )
+    elif abs(correlation) > 0.05:
+        problems.append(
+            f"the noise of dimensions 0 and 1 is correlated ({correlation:.2f}, expected about 0): each dimension"
+            " draws its own eps, independently, torch.randn(action.shape, generator=generator)"
+        )
     return problems
 
 
-def _clip_problem(clipped: torch.Tensor, centre: torch.Tensor) -> str | None:
-    """The noise clip, in u, from a~ drawn at the centre with sigma = 1 and c = 0.5."""
-    reach = (_u(clipped) - _u(centre)).abs().amax(dim=0)
+def _clip_problem(clipped: torch.Tensor, centre: torch.Tensor, noise_is_right: bool) -> str | None:
+    """The noise clip, in u, from a~ drawn at the centre with sigma = 0.4 and c = 0.5: its reach, +-c, and the std
+    of the clipped noise. A reach short of c, or a wrong std, is judged only when the unclipped noise is right."""
+    noise = _u(clipped) - _u(centre)
+    reach = noise.abs().amax(dim=0)
     if _about(C, rtol=0.01)(reach):
-        return None
+        std, expected = noise.std(dim=0), _clipped_std(CLIP_SIGMA, C)
+        if not noise_is_right or _about(expected)(std):
+            return None
+        return (
+            f"with sigma = {CLIP_SIGMA} and c = 0.5 the noise in u reaches +-0.5 but has std {_fmt(std)}, expected"
+            f" {expected:.2f} in every dimension, the std of N(0, sigma^2) clipped by torch.clamp(eps, -noise_clip,"
+            " noise_clip), which moves every value beyond +-c onto +-c (it neither sets them to 0 nor draws them"
+            " again)"
+        )
     known = match_mistake(reach, CLIP_MISTAKES)
     if known:
         return known
@@ -160,7 +203,9 @@ def _clip_problem(clipped: torch.Tensor, centre: torch.Tensor) -> str | None:
             f"with c = 0.5 the noise in u reaches {_fmt(reach)}, beyond +-c = +-0.5: clip eps to"
             " [-noise_clip, noise_clip] before adding it to u"
         )
-    return f"with c = 0.5 and sigma = 1 the noise in u never goes past {_fmt(reach)}, expected +-c = +-0.5"
+    if not noise_is_right:  # a noise too small to reach c: its own reply says why
+        return None
+    return f"with c = 0.5 and sigma = {CLIP_SIGMA} the noise in u never goes past {_fmt(reach)}, expected +-c = +-0.5"
 
 
 def _bound_problem(near: torch.Tensor, noise_is_right: bool) -> str | None:
@@ -192,24 +237,27 @@ def check_smooth_target_action(fn) -> bool:
     """Check `fn(action, low, high, noise_std, noise_clip, generator) -> a~`, measured in u.
 
     On N = 20,000 copies of one action: the noise's std in u (sigma in every dimension), its
-    centre, its clip (+-c in u), the clip of u to [-1, 1] next to a bound, sigma = 0, the
-    generator's reproducibility, and that the input a' is left unchanged.
+    centre, the independence of its dimensions, its clip (+-c in u, and the std of the clipped
+    noise, where c and c sigma differ), the clip of u to [-1, 1] next to a bound, sigma = 0, the
+    generator's use (reproducible from a seed, new noise at each call) and that the input a' is
+    left unchanged.
     """
     centre = CENTRE.repeat(N, 1)  # u = 0: far from the bounds
-    given = centre.clone()
+    given, shared = centre.clone(), _seeded(4)
     runs = {
-        "wide": (given, SIGMA, 100.0, 0),  # c so large that only sigma matters
-        "clipped": (centre.clone(), 1.0, C, 1),  # sigma so large that the noise clip decides
-        "near": (NEAR.repeat(N, 1), SIGMA, C, 2),
-        "still": (STILL.clone(), 0.0, C, 3),
-        "still again": (STILL.clone(), 0.0, C, 6),
-        "again": (centre[:64].clone(), SIGMA, C, 4),
-        "same": (centre[:64].clone(), SIGMA, C, 4),
-        "other": (centre[:64].clone(), SIGMA, C, 5),
+        "wide": (given, SIGMA, 100.0, _seeded(0)),  # c so large that only sigma matters
+        "clipped": (centre.clone(), CLIP_SIGMA, C, _seeded(1)),  # the clip cuts a fifth of the noise
+        "near": (NEAR.repeat(N, 1), SIGMA, C, _seeded(2)),
+        "still": (STILL.clone(), 0.0, C, _seeded(3)),
+        "still again": (STILL.clone(), 0.0, C, _seeded(6)),
+        "again": (centre[:64].clone(), SIGMA, C, shared),
+        "next": (centre[:64].clone(), SIGMA, C, shared),  # the same generator, called a second time
+        "same": (centre[:64].clone(), SIGMA, C, _seeded(4)),
+        "other": (centre[:64].clone(), SIGMA, C, _seeded(5)),
     }
     out = {}
-    for name, (action, sigma, c, seed) in runs.items():
-        out[name], problem = _run(fn, action, sigma, c, seed)
+    for name, (action, sigma, c, generator) in runs.items():
+        out[name], problem = _run(fn, action, sigma, c, generator)
         if problem:
             return report([problem], "")
 
@@ -236,7 +284,7 @@ def check_smooth_target_action(fn) -> bool:
     if problems and problems[-1].startswith(("no noise", "every row")):
         return report(problems, "")
     noise_problems = len(problems)
-    clip = _clip_problem(out["clipped"], centre)
+    clip = _clip_problem(out["clipped"], centre, noise_is_right=not problems)
     problems += [clip] if clip else []
     bound = _bound_problem(out["near"], noise_is_right=len(problems) == noise_problems == 0)
     problems += [bound] if bound else []
@@ -247,6 +295,12 @@ def check_smooth_target_action(fn) -> bool:
         )
     elif torch.equal(out["again"], out["other"]):
         problems.append("generators with different seeds gave the same noise: draw it from the generator")
+    elif torch.equal(out["again"], out["next"]):
+        problems.append(
+            "a second call with the same generator gave the same noise as the first: draw from the generator"
+            " itself, which moves on with every draw. Re-seeding inside your function (torch.manual_seed, or a"
+            " new generator from generator.initial_seed()) makes every call, every training step, repeat one noise"
+        )
 
     same_draws = close(out["again"], smooth_target_action(centre[:64], LOW, HIGH, SIGMA, C, _seeded(4)), tol=1e-5)
     return report(

@@ -100,7 +100,44 @@ def mistakes(batch: Batch, next_action: torch.Tensor, critics: Critics, critic_t
                 "every Q-value comes from target critic 1: score once with each target critic (the twins are"
                 " different networks)",
             ),
+            Mistake(
+                tuple(batch.reward + q for q in right),
+                "you added the reward, r + Q': step 9 builds the target y from r and these Q-values; step 7"
+                f" returns the target critics' Q-values alone: {RIGHT}",
+            ),
         ]
+
+
+def _inputs(batch: Batch, next_action: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The input tensors the student's function must leave alone, by the name the student knows them by."""
+    return {**{f"batch.{name}": t for name, t in batch._asdict().items()}, "next_action": next_action}
+
+
+def _left_alone_problem(
+    before: tuple, inputs: dict, now: dict, critics: Critics, critic_targets: Critics
+) -> str | None:
+    """Step 7 only reads: the critics' weights, the inputs and the targets' frozen state stay as they were."""
+    if changed(before[0], critics) or changed(before[1], critic_targets):
+        return "your function changed some critic weights: step 7 only reads the networks"
+    altered = changed(inputs, now)
+    if altered:
+        return (
+            f"your function changed {altered[0]} in place: the inputs belong to the caller (the batch goes on to"
+            " steps 9 and 10), so leave them as they are and build new tensors (a = a.clamp(...), not"
+            " a.clamp_(...) or a += ...)"
+        )
+    if any(p.requires_grad for p in critic_targets.parameters()):
+        return (
+            "your function unfroze the target critics (requires_grad_(True)): no gradient ever trains them, they"
+            " move only by the Polyak update of step 15; leave them frozen and score without gradient"
+        )
+    return None
+
+
+def _random(fn, answer: tuple, n_critics: int, seed: int) -> bool:
+    """Whether a second call on the same case gives other Q-values (noise drawn inside the function)."""
+    again, problem = run_safely(fn, *target_case(n_critics, seed), what="score_next(...), called again")
+    return problem is None and isinstance(again, (tuple, list)) and not close(tuple(again), answer, tol=0)
 
 
 @checker
@@ -113,23 +150,43 @@ def check_target_q_values(fn) -> bool:
     for n_critics, seed in CASES:
         batch, next_action, critics, critic_targets = target_case(n_critics, seed)
         before = snapshot(critics), snapshot(critic_targets)
+        inputs = snapshot(_inputs(batch, next_action))
         answer, problem = run_safely(
             fn, batch, next_action, critics, critic_targets,
             what=f"score_next(batch, next_action, critics, critic_targets) with {n_critics} critics",
         )  # fmt: skip
         if problem:
             return report([problem], "")
-        if changed(before[0], critics) or changed(before[1], critic_targets):
-            return report(["your function changed some critic weights: step 7 only reads the networks"], "")
-        with torch.no_grad():
-            right = critic_targets(batch.next_obs, next_action)
+        problem = _left_alone_problem(before, inputs, _inputs(batch, next_action), critics, critic_targets)
+        if problem:
+            return report([problem], "")
         if isinstance(answer, list):
             answer = tuple(answer)
+        batch = Batch(*(inputs[f"batch.{name}"] for name in Batch._fields))  # the untouched inputs
+        next_action = inputs["next_action"]
+        with torch.no_grad():
+            right = critic_targets(batch.next_obs, next_action)
         if close(answer, right, tol=1e-5):
+            if any(q.requires_grad for q in answer):
+                return report(
+                    [
+                        "the Q-values carry a gradient: compute them under torch.no_grad() (or .detach() them),"
+                        " since the target y built from them is a fixed label, which no gradient goes through"
+                    ],
+                    "",
+                )
             continue
         known = match_mistake(answer, mistakes(batch, next_action, critics, critic_targets), tol=1e-5)
         if known:
             return report(known.splitlines(), "")
+        if isinstance(answer, tuple) and _random(fn, answer, n_critics, seed):
+            return report(
+                [
+                    "two calls on the same batch gave different Q-values: did you add noise to a~? next_action"
+                    f" already carries step 6's smoothing noise, so score it as it is: {RIGHT}"
+                ],
+                "",
+            )
         if isinstance(answer, torch.Tensor):
             return report([f"it returned one tensor of shape {tuple(answer.shape)}: return a tuple, {RIGHT}"], "")
         if not isinstance(answer, tuple) or not all(isinstance(q, torch.Tensor) for q in answer):

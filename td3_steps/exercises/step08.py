@@ -102,12 +102,37 @@ def _known_mistakes(qs: tuple[torch.Tensor, ...]) -> list[Mistake]:
     return [m for m in table if not any(o.message != m.message and close(o.wrong, m.wrong) for o in table)]
 
 
+def _raised(problem: str, qs: tuple[torch.Tensor, ...]) -> str:
+    """The reply to an error raised with `qs`: for code written for exactly two critics, what to write instead."""
+    any_number = ANY_NUMBER[0].upper() + ANY_NUMBER[1:]
+    if len(qs) == 1 and "raised IndexError" in problem:
+        return f"{problem}. {any_number}, one critic included"
+    if any(f"raised TypeError: {function}()" in problem for function in ("min", "minimum")):
+        # torch.min(*q_values) or torch.minimum(*q_values): torch's own reply lists every signature, over many lines
+        call = problem.split(": ", 1)[0]  # "my_min(q_values) with three critics raised TypeError"
+        return (
+            f"{call}: torch.min(a, b) and torch.minimum(a, b) compare exactly two tensors, element-wise, and here"
+            f" q_values holds {len(qs)}. {any_number}"
+        )
+    return problem
+
+
+def _are_indices(answer: torch.Tensor, n: int) -> bool:
+    """Whether `answer` holds whole numbers 0 ... n - 1, as the .indices of a minimum over n critics do."""
+    return answer.dtype in (torch.int64, torch.int32) and bool(((answer >= 0) & (answer < n)).all())
+
+
 def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:
     """None if `answer` is the element-wise minimum of `qs`, else what is wrong with it."""
     if isinstance(answer, tuple) and hasattr(answer, "indices"):
         return "you returned torch.min's (values, indices) pair: take its .values"
     if not isinstance(answer, torch.Tensor):
         return f"your function returned a {type(answer).__name__}: return a torch.Tensor, shaped (B, 1)"
+    if _are_indices(answer, len(qs)):
+        return (
+            "you returned which critic is smallest (whole numbers 0, 1, ..., torch.min's .indices), not its"
+            " estimate: take the .values of the (values, indices) pair"
+        )
     if close(answer, expected_min(qs)):
         return None
     return match_mistake(answer, _known_mistakes(qs)) or (
@@ -123,9 +148,9 @@ def check_clipped_double_q(fn) -> bool:
     for name, qs in cases():
         given = tuple(q.clone() for q in qs)
         answer, problem = run_safely(fn, given, what=f"my_min(q_values) with {name}")
-        if problem is not None and name == "one critic" and "raised IndexError" in problem:
-            problem += f". {ANY_NUMBER[0].upper()}{ANY_NUMBER[1:]}, one critic included"
-        if problem is None:
+        if problem is not None:
+            problem = _raised(problem, qs)
+        else:
             problem = _verdict(answer, qs)
         if problem is None and any(not torch.equal(g, q) for g, q in zip(given, qs)):
             problem = (

@@ -118,6 +118,25 @@ def _rows_problem(y: torch.Tensor, expected: torch.Tensor) -> str:
     return f"y is wrong on {rows}. {RIGHT}"
 
 
+def _gradient_problem(y: torch.Tensor, next_q: torch.Tensor) -> str:
+    """What is wrong with a y that requires grad: a gradient back into next_q, or a y made to require grad."""
+    (grad,) = torch.autograd.grad(y.sum(), next_q, allow_unused=True)
+    if grad is not None:
+        return (
+            "y carries a gradient back into next_q: the target is a fixed label, compute it under"
+            " torch.no_grad() (or .detach() it)"
+        )
+    if y.grad_fn is None:  # detached, then made to require grad
+        return (
+            "y requires grad although no gradient reaches next_q (a .requires_grad_() after the detach?): y is then"
+            " a leaf that will collect gradients of its own. The target is a fixed label: drop the requires_grad_"
+        )
+    return (
+        "y requires grad although no gradient reaches next_q: some tensor that requires grad went into it. The"
+        " target is a fixed label, built from the inputs alone under torch.no_grad()"
+    )
+
+
 @checker
 def check_bellman_target(fn) -> bool:
     """Check `fn(reward, terminated, truncated, next_q, gamma) -> y` on six hand-made (B, 1) transitions."""
@@ -151,16 +170,19 @@ def check_bellman_target(fn) -> bool:
     y = answer.detach().float()
     if not close(y, case["y"]):
         problems.append(match_mistake(y, mistakes(case)) or _rows_problem(y, case["y"]))
+    if answer.dtype != torch.float32:
+        problems.append(
+            f"y is {answer.dtype}, but the batch's tensors are torch.float32: y must stay float32 like the rewards"
+            " and Q-values it meets (a float64 y turns step 11's loss float64 too): build it from the inputs as"
+            " given, without .double() or float64 NumPy arrays"
+        )
 
     grad_q = case["next_q"].clone().requires_grad_(True)
     with_grad, problem, _ = _call(fn, case, next_q=grad_q)
     if problem:
         problems.append(f"with a next_q that requires grad, {problem}")
     elif isinstance(with_grad, torch.Tensor) and with_grad.requires_grad:
-        problems.append(
-            "y carries a gradient back into next_q: the target is a fixed label, compute it under"
-            " torch.no_grad() (or .detach() it)"
-        )
+        problems.append(_gradient_problem(with_grad, grad_q))
     return report(
         problems,
         "y = r + gamma * (1 - terminated) * next_q: terminated stops the bootstrap, truncated does not, no gradient.",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import Mistake, checker, close, match_mistake, report, run_safely
+from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 
 OBS_DIM, ACTION_DIM = 3, 2
 RIGHT = "x = torch.cat([obs, action], dim=1), then one net(x) per critic, as a tuple"
@@ -71,6 +71,30 @@ def _raised(problem: str) -> str:
     return problem
 
 
+def _left_alone_problem(
+    inputs: dict[str, torch.Tensor], now: dict[str, torch.Tensor], nets: list[nn.Module]
+) -> str | None:
+    """Step 10 only reads: obs and action keep their values, and every critic stays trainable."""
+    altered = changed(inputs, now)
+    if altered:
+        return (
+            f"your function changed {altered[0]} in place: obs and action are the batch's own tensors, which the"
+            " rest of the update reads again (step 13 scores batch.obs), so leave them as they are and build"
+            f" new tensors, {RIGHT}"
+        )
+    for i, net in enumerate(nets):
+        frozen = [p for p in net.parameters() if not p.requires_grad]
+        if frozen:
+            total = len(list(net.parameters()))
+            return (
+                f"you froze critic_nets[{i}] (requires_grad_(False): {len(frozen)} of its {total} parameters no"
+                " longer require grad): step 12 trains the critics through these Q-values, so leave their"
+                " parameters trainable; only the actor update of step 13 holds the critics still, and only while"
+                " the actor learns"
+            )
+    return None
+
+
 def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:
     """Whether each Q_i is attached to the graph and its gradient reaches critic i's weights."""
     for i, (q, net) in enumerate(zip(answer, nets)):
@@ -78,6 +102,12 @@ def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:
             return (
                 f"Q_{i + 1} carries no gradient: do not compute the current Q-values under torch.no_grad()"
                 " or .detach() them; the critic update (step 12) backpropagates through them"
+            )
+        if q.is_leaf:
+            return (
+                f"Q_{i + 1} requires grad but is cut off from critic_nets[{i}] (computed under torch.no_grad() or"
+                " detached, then .requires_grad_()?): no gradient reaches the critic's weights, so step 12 would"
+                " not update it; score with the network, outside torch.no_grad(), and keep the result as it is"
             )
         grads = torch.autograd.grad(q.sum(), list(net.parameters()), allow_unused=True, retain_graph=True)
         if any(g is None for g in grads):
@@ -92,11 +122,15 @@ def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:
 def check_current_q(fn) -> bool:
     """Check `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)` with two and three critics."""
     obs, action = _batch()
+    inputs = snapshot({"obs": obs, "action": action})
     for n in (2, 3):
         nets = critic_nets(n)
-        answer, problem = run_safely(fn, nets, obs.clone(), action.clone(), what=f"my_q(...) with {n} critics")
+        answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics")
         if problem:
             return report([_raised(problem)], "")
+        problem = _left_alone_problem(inputs, {"obs": obs, "action": action}, nets)
+        if problem:
+            return report([problem], "")
         if isinstance(answer, list):
             answer = tuple(answer)
         with torch.no_grad():

@@ -37,16 +37,16 @@ def expected_loss(qs, y) -> torch.Tensor:
 MISTAKES = [
     (
         lambda qs, y: sum(((q.squeeze(1) - y) ** 2).mean() for q in qs),
-        "your loss mixes a (B,) tensor with the (B, 1) target: they broadcast to (B, B) and the loss averages"
-        " B * B wrong pairs, which trains every critic toward the batch mean. Keep Q and y both (B, 1)"
-        " (no squeeze, no [:, 0])",
+        "your loss mixes a (B,) tensor with a (B, 1) one (a squeeze, [:, 0] or .flatten() on the Q-values or on"
+        " y): they broadcast to (B, B) and the loss averages B * B wrong pairs, which trains every critic toward"
+        " the batch mean. Keep Q and y both (B, 1)",
     ),
     (
         lambda qs, y: expected_loss(qs, y) / len(qs),
-        "you averaged the critics' MSEs. With Adam that trains the same critics (a constant factor cancels in"
-        " Adam's step, as part 5 measured), but it is not the course's loss: L is their SUM, as in the authors'"
-        " code and td3_steps.critic_loss, and the value step 12 returns and logs; with SGD the average would"
-        " halve every step. Add the MSEs",
+        "you averaged the critics' MSEs. With Adam that trains almost the same critics (a constant factor cancels"
+        " in Adam's step, all but its tiny epsilon, as part 5 measured), but it is not the course's loss: L is their"
+        " SUM, as in the authors' code and td3_steps.critic_loss, and the value step 12 returns and logs; with SGD"
+        " the average would halve every step. Add the MSEs",
     ),
     (
         lambda qs, y: expected_loss(qs, y) / 2,
@@ -155,6 +155,13 @@ def check_critic_loss(fn) -> bool:
             )
         grads = torch.autograd.grad(loss, qs, allow_unused=True)
         missing = [f"Q_{i + 1}" for i, g in enumerate(grads) if g is None or not torch.any(g != 0)]
-        if missing:
-            return report([f"no gradient reaches {', '.join(missing)}: every critic must be in the loss"], "")
+        if missing:  # the loss's value is right, so their MSEs are in it: from detached Q-values
+            one = len(missing) == 1
+            its, that = ("its MSE is", "that critic") if one else ("their MSEs are", "those critics")
+            return report(
+                [f"no gradient reaches {', '.join(missing)}: {its} in the loss, but computed from"
+                 f" {'a detached Q-value' if one else 'detached Q-values'} (.detach(), .data or torch.no_grad()),"
+                 f" so {that} would never learn. Use the Q-values as they are given"],
+                "",
+            )  # fmt: skip
     return report([], "L = MSE(Q_1, y) + MSE(Q_2, y): one scalar, a gradient for every critic.")

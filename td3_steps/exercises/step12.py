@@ -35,7 +35,14 @@ MISTAKES = {
     " given; call optimizer.step().",
     "ascent": "the critics moved up the loss, not down: backpropagate the loss itself, not its negative"
     " (optimizer.step() already subtracts the step).",
+    "average": "you backpropagated the average of the two MSEs, not their sum: Adam cancels that factor 1/2 all"
+    " but its tiny epsilon (as step 11 said), so the critics moved almost, not exactly, as one Adam step on the"
+    " course's loss moves them. Backpropagate the sum, MSE(Q1, y) + MSE(Q2, y).",
 }
+NO_GRAD = (
+    ": the loss has no gradient history. Compute the Q-values and the loss outside torch.no_grad() and without"
+    " .detach(), so that loss.backward() reaches the critics' weights (only y is built without gradient, in step 9)."
+)
 
 
 def _case(seed: int, batch: int = 32):
@@ -55,7 +62,7 @@ def _loss(critics, obs, action, y, variant: str) -> torch.Tensor:
     if variant == "flat y":
         return sum(((q - y.reshape(-1)) ** 2).mean() for q in q_values)  # (B, 1) - (B,) -> (B, B)
     loss = sum(F.mse_loss(q, y) for q in q_values)
-    return -loss if variant == "ascent" else loss
+    return {"ascent": -loss, "average": loss / 2}.get(variant, loss)
 
 
 def _trajectory(critics, obs, action, y, variant: str) -> tuple[list[list[torch.Tensor]], list[float]]:
@@ -117,7 +124,7 @@ def check_update_critics(update_critics) -> bool:
                 warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes: the reply says more
                 returned, problem = run_safely(update_critics, critics, optimizer, obs, action, y, what=CALL)
             if problem:
-                return report([problem], "")
+                return report([problem + NO_GRAD if "does not require grad" in problem else problem], "")
             moved = changed(before, critics)
             if not moved:
                 return report(

@@ -7,8 +7,8 @@ J = -mean Q_1(s, pi(s)) with the critics frozen, and returns J; otherwise it cha
 
 The checker plays the schedule where the two counters differ: a 1,000-step warm-up, then one
 critic update every other environment step (train_freq = 2), for d = 2 and d = 3, and steps a
-reference actor (td3_steps.actor_update) beside the student's. SCHEDULE_MISTAKES and
-LOSS_MISTAKES hold the wrong answers students give, each with the reply that names it.
+reference actor (td3_steps.actor_update) beside the student's. SCHEDULE_MISTAKES, LOSS_MISTAKES
+and ACTION_MISTAKES hold the wrong answers students give, each with the reply that names it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from . import Mistake, changed, checker, close, match_mistake, report, run_safel
 LEARNING_STARTS, TRAIN_FREQ, UPDATES = 1_000, 2, 6  # the schedule: updates at env steps 1002, 1004, ...
 DELAYS = (2, 3)
 LEARNING_RATE = 1e-2
+ACTION_SPREAD = 0.8  # the std of the test actor's outputs before tanh (see case)
 
 SCHEDULE_MISTAKES = [  # (when the wrong schedule moves the actor, what to tell the student)
     (
@@ -45,6 +46,12 @@ SCHEDULE_MISTAKES = [  # (when the wrong schedule moves the actor, what to tell 
     (
         lambda step, k, d: k % 2 == 0,
         "right for d = 2, wrong for d = 3: use the argument d, not a fixed 2",
+    ),
+    (
+        lambda step, k, d: (step // TRAIN_FREQ) % d == 0,
+        "you counted critic updates from the environment step (env_step // 2): the 1,000 warm-up steps had no"
+        " critic update, so that count runs 500 ahead of critic_updates, and with d = 3 the actor moved after"
+        " updates 1, 4 instead of 3, 6. Test the critic_updates argument: critic_updates % d == 0",
     ),
     (
         lambda step, k, d: (k - 1) % d == 0,
@@ -83,16 +90,35 @@ LOSS_MISTAKES = [  # (the wrong J from critic 1 and critic 2's values of pi(s), 
 ]
 
 
+ACTION_MISTAKES = [  # (what the wrong J does to the actor's actions before critic 1 scores them, the reply)
+    (
+        lambda actions: actions.clamp(-1.0, 1.0),
+        "you clipped the actions to [-1, 1] before critic 1 scored them: the actor already keeps its actions in"
+        " their own bounds, here [0, 2], and many of them lie above 1. Score actor(obs) as it is,"
+        " J = -mean Q1(s, pi(s))",
+    ),
+]
+
+
 def case(seed: int, batch: int = 32) -> tuple[Actor, Critics, torch.Tensor]:
-    """A small actor with asymmetric bounds [0, 2], twin critics that disagree, a batch of states."""
+    """A small actor with asymmetric bounds [0, 2] whose actions spread over them, twin critics that disagree,
+    a batch of states."""
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         actor = Actor(3, [0.0], [2.0], net_arch=(16, 16))
         critics = Critics(3, 1, net_arch=(16, 16))
-    with torch.no_grad():  # critic 2 clearly different from critic 1: above it on some states, below on others
+    obs = torch.randn(batch, 3, generator=generator)
+    with torch.no_grad():
+        # the actor's last layer rescaled so that, on obs, tanh's inputs have mean 0 and std ACTION_SPREAD: the
+        # actions cover most of [0, 2], many of them above 1, where a clamp to [-1, 1] would cut them
+        out, before_tanh = actor.net.out, actor.net(obs)
+        scale = ACTION_SPREAD / before_tanh.std()
+        out.weight.mul_(scale)
+        out.bias.sub_(before_tanh.mean()).mul_(scale)
+        # critic 2 clearly different from critic 1: above it on some states, below on others
         critics.members[1].net.out.weight.mul_(-3.0)
-    return actor, critics, torch.randn(batch, 3, generator=generator)
+    return actor, critics, obs
 
 
 def _critics_problem(critics: Critics, before: dict) -> str | None:
@@ -123,7 +149,8 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
     for k in range(1, UPDATES + 1):
         step = LEARNING_STARTS + TRAIN_FREQ * k
         with torch.no_grad():
-            q1, q2 = critics(obs, actor(obs))
+            actions = actor(obs)
+            q1, q2 = critics(obs, actions)
         actor_before, critics_before = snapshot(actor), snapshot(critics)
         for p in critics.parameters():
             p.grad = None
@@ -144,21 +171,23 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
             critics.requires_grad_(True)  # a step that left them frozen has its problem already
             actor_update(reference, critics, obs, reference_optimizer)
             if moved[-1] and not problem:
-                problem = _step_problem(loss, q1, q2, actor, critics, obs, reference)
+                problem = _step_problem(loss, q1, q2, actions, actor, critics, obs, reference)
         if problem:
             problems.append(problem)
     return moved, returned, problems[:1]
 
 
-def _step_problem(loss, q1, q2, actor, critics, obs, reference) -> str | None:
-    """What is wrong with a due step that returned `loss`. q1, q2: the critics' values of pi(s) before it;
-    reference: an actor stepped by td3_steps.actor_update alongside the student's."""
+def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference) -> str | None:
+    """What is wrong with a due step that returned `loss`. actions: pi(s) before it, and q1, q2 the critics'
+    values of them; reference: an actor stepped by td3_steps.actor_update alongside the student's."""
     expected = -q1.mean()
     if loss is None:
         return "your function stepped the actor but returned None: return J, the loss it stepped on"
     if not close(loss, float(expected)):
         table = [Mistake(float(wrong(q1, q2)), message) for wrong, message in LOSS_MISTAKES]
         with torch.no_grad():
+            table += [Mistake(float(-critics.q1(obs, wrong(actions)).mean()), message)
+                      for wrong, message in ACTION_MISTAKES]  # fmt: skip
             after = float(-critics.q1(obs, actor(obs)).mean())
         table.append(Mistake(after, "you returned J computed after the step: return the J you stepped on"))
         return match_mistake(loss, table) or (
@@ -171,6 +200,21 @@ def _step_problem(loss, q1, q2, actor, critics, obs, reference) -> str | None:
         "J is right, but the actor's weights differ from one Adam step on it: each due call clears the old"
         " gradients (optimizer.zero_grad()), backpropagates J once and calls optimizer.step() once"
     )
+
+
+def _schedule_problem(calls, patterns, expected) -> str:
+    """When the actor moved and when it was due, for the first delay d whose schedule is wrong."""
+    for run, moved, due in zip(calls, patterns, expected):
+        if moved != due:
+            d = run[0][2]
+            moved_after, due_after = ([str(k) for (_, k, _), m in zip(run, flags) if m] for flags in (moved, due))
+            right_for = [f"d = {r[0][2]}" for r, m, e in zip(calls, patterns, expected) if m == e]
+            return (
+                f"with d = {d} the actor moved after critic updates {', '.join(moved_after) or 'none'}; it is due"
+                f" after updates {', '.join(due_after)} (critic_updates % d == 0), and never moves in between"
+                + (f" (your schedule is right for {' and '.join(right_for)})" if right_for else "")
+            )
+    raise ValueError("_schedule_problem is called only when a schedule is wrong")
 
 
 @checker
@@ -194,10 +238,7 @@ def check_delayed_actor(fn) -> bool:
     if patterns != expected:
         table = [Mistake([[bool(due(*call)) for call in run] for run in calls], message)
                  for due, message in SCHEDULE_MISTAKES]  # fmt: skip
-        steps = ", ".join(str(k) for (_, k, _), m in zip(calls[0], patterns[0]) if m) or "none"
-        return report(
-            [match_mistake(patterns, table) or f"with d = 2 the actor moved after critic updates {steps}; it is"
-             " due after updates 2, 4, 6 (critic_updates % d == 0), and never moves in between"], "")  # fmt: skip
+        return report([match_mistake(patterns, table) or _schedule_problem(calls, patterns, expected)], "")
     for run, given_run, due_run in zip(calls, returns, expected):  # a value returned when the actor was not due
         extra = [str(k) for (_, k, _), given, due in zip(run, given_run, due_run) if given and not due]
         if extra and not problems:

@@ -107,10 +107,17 @@ def check_soft_update(soft_update) -> bool:
                     " zip(online.parameters(), target.parameters())."
                 )
             return report([known or f"with tau = {tau} the target is not tau * theta + (1 - tau) * theta'."], "")
-        if any(p.requires_grad for p in target.parameters()):
+        if any(p.grad_fn is not None for p in target.parameters()):
             return report(
                 ["the values are right, but the target's parameters now record a gradient history: do the update"
                  " under torch.no_grad(), so the target stays a frozen copy that no loss can reach."],
+                "",
+            )  # fmt: skip
+        if any(p.requires_grad for p in target.parameters()):
+            return report(
+                ["the values are right, but the target's parameters now require grad (requires_grad_(True)?):"
+                 " the target must stay frozen, as make_target left it, so that no loss can reach it. Leave its"
+                 " requires_grad alone."],
                 "",
             )  # fmt: skip
     return report([], "theta' <- tau * theta + (1 - tau) * theta', in place, for every parameter.")

@@ -12,6 +12,8 @@ steps; the wrong optimizer; polyak_update's arguments swapped).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -134,10 +136,6 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
         return (online_moved and match_mistake(ours[name], [early], tol=MATCH_TOL)) or stayed
     mistakes = [
         early,
-        Mistake(
-            _lerp(theirs[online], before[name], 0.005),
-            f"agent.{name} moved with tau = 0.005, but tau is {CONFIG.tau} here: read it from agent.config.tau.",
-        ),
         *[  # a Polyak formula written by hand, as notebook 14's checker names them
             Mistake(
                 [wrong(o, t, CONFIG.tau) for o, t in zip(theirs[online], before[name])],
@@ -157,9 +155,49 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
                 f" {call} for all of them at once.",
             )
         )
-    return match_mistake(ours[name], mistakes if online_moved else mistakes[1:], tol=MATCH_TOL) or (
-        f"agent.{name} is not where {call} puts it (tau is {CONFIG.tau} here: read it from agent.config)."
-    )
+    known = match_mistake(ours[name], mistakes if online_moved else mistakes[1:], tol=MATCH_TOL)
+    return known or _misplaced_problem(i, name, online, call, before[name], ours[name], theirs[online])
+
+
+def _fitted_tau(online: list[torch.Tensor], before: list[torch.Tensor], after: list[torch.Tensor]) -> float | None:
+    """The tau of the one Polyak step from `before` toward `online` that lands on `after`, if one does."""
+    toward = torch.cat([(o - b).flatten() for o, b in zip(online, before)])
+    moved = torch.cat([(a - b).flatten() for a, b in zip(after, before)])
+    if not toward.any():
+        return None
+    tau = float(toward @ moved / (toward @ toward))  # the least-squares fit of after - before = tau * toward
+    return tau if close(after, _lerp(online, before, tau), tol=MATCH_TOL) else None
+
+
+def _misplaced_problem(i: int, name: str, online: str, call: str, before, ours, theirs_online) -> str:
+    """Where a delayed iteration's target landed, when it is none of the known mistakes: two Polyak steps, one with
+    another tau, or only part of the target moved."""
+    tau = _fitted_tau(theirs_online, before, ours)
+    if tau is not None and math.isclose(tau, 1 - (1 - CONFIG.tau) ** 2, rel_tol=1e-3):
+        return (
+            f"at iteration {i} agent.{name} took two Polyak steps toward agent.{online}: call {call} once per"
+            " delayed iteration."
+        )
+    if tau is not None:
+        return (
+            f"agent.{name} moved {tau:.3g} of the way toward agent.{online}, a Polyak step with tau = {tau:.3g}, but"
+            f" tau is {CONFIG.tau} here: read it from agent.config.tau, {call}."
+        )
+    unmoved = [k for k, (a, b) in enumerate(zip(ours, before)) if torch.equal(a, b)]
+    half = len(before) // 2  # critic_targets: the first half is critic 1's target, the second critic 2's
+    members = (list(range(half)), list(range(half, len(before)))) if name == "critic_targets" else ()
+    if unmoved in members:
+        critic = members.index(unmoved)
+        return (
+            f"at iteration {i} agent.critic_targets.members[{critic}], critic {critic + 1}'s target, did not move:"
+            f" every critic's target moves, and {call} moves them all."
+        )
+    if unmoved:
+        return (
+            f"at iteration {i} only {len(before) - len(unmoved)} of the {len(before)} parameter tensors of"
+            f" agent.{name} moved: {call} moves every one."
+        )
+    return f"at iteration {i} agent.{name} is not where {call} puts it."
 
 
 @checker
@@ -172,6 +210,14 @@ def check_td3_iteration(td3_iteration) -> bool:
         _, problem = run_safely(td3_iteration, student, what=f"td3_iteration(agent), iteration {i},")
         if problem:
             return report([problem], "")
+        if not all(p.requires_grad for p in student.critics.parameters()):
+            return report(
+                [f"after iteration {i} the critics' parameters still have requires_grad False: they were frozen"
+                 " (requires_grad_(False), for the actor's step?) and not unfrozen, so the next critic update has"
+                 " no gradient to follow. Unfreeze them after the actor's step, agent.critics.requires_grad_(True),"
+                 " or call actor_update, which does both."],
+                "",
+            )  # fmt: skip
         reference.train_step()
         if student.critic_updates != reference.critic_updates:
             return report(

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from td3_steps import exercises
-from td3_steps.exercises import Mistake, changed, close, match_mistake, report, run_safely, snapshot
+from td3_steps.exercises import Mistake, changed, close, dtype_problem, match_mistake, report, run_safely, snapshot
 
 
 def test_report_prints_each_problem_or_the_success(capsys):
@@ -148,3 +148,28 @@ def test_every_checker_given_something_other_than_a_function_says_how_to_pass_on
         out = capsys.readouterr().out
         assert out.startswith("Not yet:") and f"{name} takes your function itself, as in {name}(my_function)" in out
         assert f"it was given {given}. Run the cell that defines the function" in out
+
+
+def test_run_safely_names_and_undoes_a_switch_of_the_grad_mode():
+    """A bare torch.set_grad_enabled(False) in an answer passed, and left gradients off for the rest of the kernel."""
+
+    def switches_off(x):
+        torch.set_grad_enabled(False)
+        return x
+
+    result, problem = run_safely(switches_off, 1, what="my_fn(x)")
+    assert result is None and "my_fn(x) switched gradients off for all the code that runs after it" in problem
+    assert torch.is_grad_enabled()
+
+    def blocks_off(x):
+        with torch.no_grad():  # off inside a block of its own, on again at its end: fine
+            return x * 2
+
+    assert run_safely(blocks_off, 1) == (2, None)
+
+
+def test_dtype_problem_names_a_float64_answer():
+    assert dtype_problem(torch.zeros(2), "y") is None and dtype_problem(3.0, "y") is None
+    assert dtype_problem(torch.zeros(2, dtype=torch.float64), "y").startswith(
+        "y is torch.float64, expected torch.float32 like the tensors it was computed from"
+    )

@@ -11,7 +11,7 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
   after TIME_LIMIT_S), becomes a sentence.
 - `snapshot(module)` and `changed(before, module)`: which parameters a function changed; the same over a
   {name: tensor} mapping, for inputs a function must leave alone.
-- `close(answer, expected, tol)`: equal within a tolerance, shapes included.
+- `close(answer, expected, tol)`: equal within a tolerance, shapes included; `dtype_problem(answer, name)`: float32.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer.
 - `report(problems, success)`: print the verdict, "Not yet:" and each problem, or "Correct! ...".
 
@@ -104,9 +104,17 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
     `what` names the call in the sentence, e.g. "my_loss(q_values, y)". An exercise left as
     `raise NotImplementedError` is reported as not written yet.
     """
+    grad_enabled = torch.is_grad_enabled()
     try:
         with time_limit(TIME_LIMIT_S):
-            return fn(*args), None
+            result = fn(*args)
+        if torch.is_grad_enabled() != grad_enabled:
+            return None, (
+                f"{what} switched gradients {'off' if grad_enabled else 'on'} for all the code that runs after it"
+                " (torch.set_grad_enabled): say where they are off with a block, `with torch.no_grad():`, which"
+                " turns them back on at its end"
+            )
+        return result, None
     except TimeLimit:
         return None, (
             f"{what} was still running after {TIME_LIMIT_S} s and was stopped: a loop that never ends? (a `while`"
@@ -118,6 +126,20 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
         return None, f"{what} raised {type(error).__name__}: {error}"
     except SystemExit as error:  # sys.exit() or exit() would otherwise end the check (IPython catches it)
         return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"
+    finally:
+        torch.set_grad_enabled(grad_enabled)
+
+
+def dtype_problem(answer: torch.Tensor, name: str, expected: torch.dtype = torch.float32) -> str | None:
+    """The sentence for a tensor answer of another dtype than `expected` (float64, from .double() or a NumPy array,
+    meets float32 networks and tensors downstream, which refuse it or turn float64 too); None when it is right."""
+    if not isinstance(answer, torch.Tensor) or answer.dtype == expected:
+        return None
+    return (
+        f"{name} is {answer.dtype}, expected {expected} like the tensors it was computed from: the networks and"
+        f" tensors it meets next are {expected}. Compute with the given tensors as they are: no .double(), no"
+        " float64 NumPy arrays or Python lists turned into tensors"
+    )
 
 
 def _tensors(what: torch.nn.Module | Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

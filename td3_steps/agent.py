@@ -28,6 +28,7 @@ from .config import TD3Config, config_of
 from .counts import check_flag, is_count
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, check_memory, resolve_device, warn_if_bfloat16_is_emulated
+from .env_copies import warn_if_id_leaves_out
 from .envs import (
     as_env,
     check_action_space,
@@ -38,7 +39,6 @@ from .envs import (
     is_image_space,
     stored_observation,
     stored_observation_shape,
-    warn_if_id_leaves_out,
 )
 from .features import make_features_extractor
 from .metrics import TensorBoardLog, UpdateStats
@@ -403,7 +403,7 @@ class TD3:
         self._check_finite()
         meta, state = checkpoint.agent_state(self)
         checkpoint.write_checkpoint(path, meta, state, self.memory.state_dict() if include_memory else None)
-        warn_if_id_leaves_out(self.env, f"The checkpoint {path}")
+        warn_if_id_leaves_out(self.env, "A checkpoint", "TD3.load")
 
     @classmethod
     def load(

@@ -28,7 +28,7 @@ import torch
 
 from .config import ConfigError, TD3Config
 from .counts import check_flag
-from .envs import stored_observation
+from .envs import bounds_mismatch, stored_observation
 from .files import as_path, check_parents, check_writable, make_parents, write_atomically, write_synced
 from .seeding import ACTING, UPDATES, derived_seed
 
@@ -390,6 +390,13 @@ def _check_networks(path, model, state: dict) -> None:
         for name in saved
         if saved[name][0] != built[name][0]
     ]
+    if saved["action size"] == built["action size"]:  # same size, but the bounds too?
+        mismatch = bounds_mismatch(
+            state["actor"]["action_low"].detach().cpu(),
+            state["actor"]["action_high"].detach().cpu(),
+            model.action_space,
+        )
+        wrong += [f"in the checkpoint, {mismatch}"] if mismatch else []
     if wrong:
         raise CheckpointError(
             f"{path} does not fit this agent: {'; '.join(wrong)}. Load it with the config and environment it was"

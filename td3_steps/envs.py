@@ -12,8 +12,6 @@ first use by importing pybullet_envs_gymnasium, with pybullet's native banner li
 from __future__ import annotations
 
 import contextlib
-import copy
-import dataclasses
 import os
 import sys
 import warnings
@@ -117,57 +115,16 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
     return QuietReset(env) if bullet and not is_wrapped_in(env, QuietReset) else env
 
 
-def id_leaves_out(env: str | gym.Env) -> list[str]:
-    """What gymnasium.make(env's id) would make without: make's arguments, another time limit, wrappers added
-    around the made env (empty for an env made from its id alone, or for an id)."""
-    spec = None if isinstance(env, str) else env.spec
-    if spec is None:
-        return []
-    registered = gym.spec(spec.id)
-    left_out = [
-        f"{key}={value!r}"
-        for key, value in spec.kwargs.items()
-        if key != "render_mode" and (key not in registered.kwargs or registered.kwargs[key] != value)
-    ]
-    if spec.max_episode_steps != registered.max_episode_steps:
-        left_out.append(f"max_episode_steps={spec.max_episode_steps}")
-    ours = f"{QuietReset.__module__}:{QuietReset.__name__}"  # make_env adds it to every Bullet env
-    return left_out + [f"the wrapper {w.name}" for w in spec.additional_wrappers if w.entry_point != ours]
-
-
-def warn_if_id_leaves_out(env: gym.Env, file: str) -> None:
-    """Warn that `file`, which names its environment by id alone, will not make env again on loading."""
-    left_out = id_leaves_out(env)
-    if left_out:
-        warnings.warn(
-            f"{file} names its environment by id, {env.spec.id!r}, which loading makes without"
-            f" {', '.join(left_out)}: pass the environment when loading it, Policy.load(path, env=...) or"
-            " TD3.load(path, env=...).",
-            UserWarning,
-            stacklevel=3,
-        )
-
-
-def evaluation_copy(env: str | gym.Env) -> gym.Env:
-    """A fresh environment like `env` to evaluate in, leaving env's own episode alone: made from its id, or, for an
-    env given as an object, again from its spec (gymnasium.make's arguments, time limit and wrappers included),
-    or copied where gymnasium cannot make it again (no spec, or a wrapper that does not record its arguments)."""
-    if isinstance(env, str):
-        return make_env(env)
-    spec = env.spec
-    if spec is None:
-        return copy.deepcopy(env)
-    unrecorded = [wrapper.name for wrapper in spec.additional_wrappers if wrapper.kwargs is None]
-    if not unrecorded:
-        kwargs = {key: value for key, value in spec.kwargs.items() if key != "render_mode"}  # evaluation shows nothing
-        return make_env(dataclasses.replace(spec, kwargs=kwargs))
-    if is_bullet_id(spec.id):  # a copy would share the original's connection to the physics server
-        raise ValueError(
-            f"The evaluation needs a copy of this {spec.id}, and gymnasium cannot make it again: its wrapper(s)"
-            f" {', '.join(unrecorded)} do not record their arguments. Make each inherit"
-            " gymnasium.utils.RecordConstructorArgs (see gymnasium's wrappers for how)."
-        )
-    return copy.deepcopy(env)
+def bounds_mismatch(low, high, space: spaces.Box) -> str | None:
+    """Where an actor's bounds `low` and `high` are not `space`'s, the sentence that says so; else None."""
+    low, high = np.asarray(low, dtype=np.float64).reshape(-1), np.asarray(high, dtype=np.float64).reshape(-1)
+    space_low, space_high = space.low.reshape(-1), space.high.reshape(-1)
+    if low.shape == space_low.shape and np.allclose(low, space_low) and np.allclose(high, space_high):
+        return None
+    return (
+        f"the actor acts in low {low.tolist()}, high {high.tolist()}, but this environment's actions are"
+        f" low {space_low.tolist()}, high {space_high.tolist()}"
+    )
 
 
 def check_action_space(space: gym.Space) -> spaces.Box:

@@ -18,16 +18,16 @@ from .checkpoint import (
 from .config import TD3Config
 from .counts import check_flag, is_count
 from .devices import resolve_device
+from .env_copies import evaluation_copy, share_statistics, warn_if_id_leaves_out
 from .envs import (
     as_env,
+    bounds_mismatch,
     check_action_space,
     env_id_of,
-    evaluation_copy,
     has_time_limit,
     make_env,
     observation_batch,
     stored_observation_shape,
-    warn_if_id_leaves_out,
 )
 from .files import as_path
 from .networks import Actor, build_actor
@@ -50,14 +50,11 @@ POLICY_REMEDY = (
 
 def _check_fit(actor: Actor, space: gym.spaces.Box) -> None:
     """A ValueError unless the actor's bounds are the action space's: its actions would not fit the env."""
-    low, high = actor.action_low.cpu().numpy(), actor.action_high.cpu().numpy()
-    if low.shape != (int(np.prod(space.shape)),) or not (
-        np.allclose(low, space.low.reshape(-1)) and np.allclose(high, space.high.reshape(-1))
-    ):
+    mismatch = bounds_mismatch(actor.action_low.detach().cpu(), actor.action_high.detach().cpu(), space)
+    if mismatch:
         raise ValueError(
-            f"Policy: the actor acts in low {low.tolist()}, high {high.tolist()}, but this environment's actions are"
-            f" low {space.low.reshape(-1).tolist()}, high {space.high.reshape(-1).tolist()}: give the actor made for"
-            " this environment (Actor(obs_dim, env.action_space.low, env.action_space.high))."
+            f"Policy: {mismatch}: give the actor made for this environment (Actor(obs_dim, env.action_space.low,"
+            " env.action_space.high))."
         )
 
 
@@ -157,6 +154,8 @@ class Policy:
         check_seed(seed)
         if self._eval_env is None:
             self._eval_env = evaluation_copy(self._env if self._env is not None else self.env_id)
+        if self._env is not None:
+            share_statistics(self._env, self._eval_env)
         limit = None if has_time_limit(self._eval_env) else UNTIMED_EPISODE_LIMIT
         returns = []
         for k in range(n_episodes):
@@ -196,13 +195,14 @@ class Policy:
             "actor": {k: v.cpu() for k, v in self.actor.state_dict().items()},
         }
         data["sha256"] = policy_digest(data)
-        path = as_path(path, "The policy file")
-        save_atomically(path, data)
+        save_atomically(as_path(path, "The policy file"), data)
         if self._env is not None:
-            warn_if_id_leaves_out(self._env, f"The policy file {path}")
+            warn_if_id_leaves_out(self._env, "A policy file", "Policy.load")
 
     @classmethod
-    def load(cls, path, device="cpu", actor_net: nn.Module | None = None, env: str | gym.Env | None = None) -> Policy:
+    def load(
+        cls, path, device="cpu", actor_net: nn.Module | None = None, *, env: str | gym.Env | None = None
+    ) -> Policy:
         """A policy saved by `save` (or TD3.save_policy); read with torch.load(weights_only=True).
 
         It acts in `env`, by default the environment the file names by id (pass the environment where the id alone
@@ -211,6 +211,10 @@ class Policy:
         A file whose contents do not match the sha256 it holds (damaged, or edited) is refused.
         """
         path = as_path(path, "The policy file")
+        if isinstance(device, gym.Env):
+            raise TypeError(
+                "Policy.load(path, env=...): the environment is passed by name; the second argument is the device."
+            )
         device = resolve_device(device)
         data = load_tensors(path, device)
         if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
@@ -239,6 +243,13 @@ class Policy:
         if stored_observation_shape(env.observation_space) != saved_shape:
             raise CheckpointError(f"{path} was saved for observations of shape {saved_shape}, "
                                   f"but {env_id_of(env)} gives {stored_observation_shape(env.observation_space)}.")  # fmt: skip
+        mismatch = bounds_mismatch(
+            state["action_low"].detach().cpu(), state["action_high"].detach().cpu(), env.action_space
+        )
+        if mismatch:
+            raise CheckpointError(
+                f"{path} holds an actor for other action bounds: {mismatch}. Load it with the environment it was trained in."
+            )
         actor = build_actor(env.observation_space, state["action_low"], state["action_high"],
                             TD3Config().replace(**architecture), net=actor_net)  # fmt: skip
         try:

@@ -11,8 +11,7 @@ import pytest
 from gymnasium import spaces
 
 from td3_steps import TD3, SpaceError
-from td3_steps.envs import QuietReset, as_env, env_id_of, evaluation_copy, is_from_trusted_code, make_env
-from td3_steps.seeding import EVAL_EPISODES, derived_seed
+from td3_steps.envs import as_env, env_id_of, is_from_trusted_code, make_env
 
 
 def test_dict_and_discrete_observations_are_flattened(small_config, toy_env):
@@ -239,70 +238,3 @@ def test_make_env_names_a_bad_render_mode_and_a_module_that_is_not_there():
     with pytest.raises(ValueError, match="Cannot make environment 'no_such_module:Env-v0': No module named"):
         make_env("no_such_module:Env-v0")
 
-
-class Shift(gym.ActionWrapper):
-    """Actions in [-1, 3], shifted into Pendulum's [-2, 2]; records no arguments (gymnasium cannot make it again)."""
-
-    def __init__(self, env):
-        super().__init__(env)
-        self.action_space = spaces.Box(-1.0, 3.0, (1,), np.float32)
-
-    def action(self, action):
-        return action - 1.0
-
-
-class RecordedShift(Shift, gym.utils.RecordConstructorArgs):
-    def __init__(self, env):
-        gym.utils.RecordConstructorArgs.__init__(self)
-        Shift.__init__(self, env)
-
-
-@pytest.mark.parametrize("wrapper", [Shift, RecordedShift])
-def test_evaluation_runs_in_the_environment_trained_in(small_config, wrapper):
-    """Evaluation made its env again from the id alone: gymnasium.make's arguments (g=2.0), its time limit (50) and
-    the wrappers around it were dropped, so the returns were another task's (actions clipped into [-2, 2])."""
-    env = wrapper(gym.make("Pendulum-v1", max_episode_steps=50, g=2.0))
-    model = TD3(env, small_config, seed=0, device="cpu")
-    mean, _ = model.evaluate(2)
-    copy = evaluation_copy(env)
-    assert copy is not env and copy.unwrapped is not env.unwrapped
-    assert isinstance(copy, wrapper) and copy.unwrapped.g == 2.0 and copy.spec.max_episode_steps == 50
-    by_hand = []
-    for k in range(2):
-        obs, _ = copy.reset(seed=derived_seed(0, EVAL_EPISODES, k))
-        total, done = 0.0, False
-        while not done:
-            obs, reward, terminated, truncated, _ = copy.step(model.predict(obs)[0])
-            total, done = total + float(reward), terminated or truncated
-        by_hand.append(total)
-    assert mean == pytest.approx(np.mean(by_hand))
-
-
-def test_an_env_that_takes_no_render_mode_is_made_and_evaluated(small_config, toy_env):
-    """make_env passed render_mode=None to every env: one whose __init__ takes none trained, then raised a
-    TypeError at its first evaluation."""
-    gym.register("tests/ToyNoRenderMode-v0", entry_point=toy_env, max_episode_steps=5)
-    try:
-        assert isinstance(make_env("tests/ToyNoRenderMode-v0").unwrapped, toy_env)
-        model = TD3(gym.make("tests/ToyNoRenderMode-v0"), small_config, seed=0, device="cpu")
-        assert np.isfinite(model.evaluate(1)[0])
-    finally:
-        del gym.registry["tests/ToyNoRenderMode-v0"]
-
-
-@pytest.mark.pybullet
-def test_a_bullet_env_is_made_again_for_evaluation_never_shared():
-    """A deep copy of a Bullet env would share its connection to the physics server: it is made again from its
-    spec, and a wrapper gymnasium cannot make again is named."""
-    env = make_env("HalfCheetahBulletEnv-v0")
-    copy = evaluation_copy(env)
-    assert copy.unwrapped is not env.unwrapped and type(copy.unwrapped) is type(env.unwrapped)
-    assert sum(isinstance(w, QuietReset) for w in _wrappers(copy)) == 1
-    with pytest.raises(ValueError, match=r"wrapper\(s\) Shift do not record their arguments.*RecordConstructorArgs"):
-        evaluation_copy(Shift(env))
-
-
-def _wrappers(env):
-    while isinstance(env, gym.Wrapper):
-        yield env
-        env = env.env

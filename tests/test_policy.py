@@ -167,15 +167,38 @@ def test_an_actor_made_for_other_actions_is_refused_when_the_policy_is_made():
 
 def test_a_file_that_names_its_env_by_id_alone_says_what_loading_leaves_out(tmp_path, small_config):
     """A policy or checkpoint of an env made with arguments names only its id: loading made Pendulum-v1 with g=10.0
-    in silence. Saving says so; Policy.load, like TD3.load, takes the environment to act in."""
+    in silence. Saving says so (pointing at the caller's line), once per line; Policy.load, like TD3.load, takes
+    the environment to act in, by name."""
     model = TD3(gym.make("Pendulum-v1", g=2.0), small_config, seed=0, device="cpu")
-    with pytest.warns(UserWarning, match=r"policy file .*'Pendulum-v1', which loading makes without g=2\.0: pass the"):
+    said = r"names its environment by id, 'Pendulum-v1', and loading makes it without g=2\.0: pass the environment"
+    with pytest.warns(
+        UserWarning, match=rf"A policy file {said} when loading it, Policy\.load\(path, env=\.\.\.\)"
+    ) as caught:
         model.save_policy(tmp_path / "policy.pt")
-    with pytest.warns(UserWarning, match=r"checkpoint .*without g=2\.0: .*TD3\.load\(path, env=\.\.\.\)"):
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match=rf"A checkpoint {said} when loading it, TD3\.load\(path, env=\.\.\.\)"):
         model.save(tmp_path / "agent")
     policy = Policy.load(tmp_path / "policy.pt", env=gym.make("Pendulum-v1", g=2.0))
     assert policy.evaluate(1) == model.evaluate(1)
     assert Policy.load(tmp_path / "policy.pt")._env.unwrapped.g == 10.0  # by default, the id's env
+    with pytest.raises(TypeError, match=r"Policy.load\(path, env=\.\.\.\): the environment is passed by name"):
+        Policy.load(tmp_path / "policy.pt", gym.make("Pendulum-v1", g=2.0))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an env made from its id alone: nothing to say
         TD3("Pendulum-v1", small_config, seed=0, device="cpu").save_policy(tmp_path / "plain.pt")
+
+
+def test_a_file_loaded_into_an_env_of_other_bounds_is_refused(tmp_path, small_config):
+    """Policy.load said to give "Actor(obs_dim, ...)", which a file's reader cannot; TD3.load took the other bounds
+    in silence, its actor acting in the file's [-2, 2] where the env takes [-1, 1]."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    model.save(tmp_path / "agent")
+    model.save_policy(tmp_path / "policy.pt")
+    other = gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -1.0, 1.0)
+    bounds = (
+        r"the actor acts in low \[-2.0\], high \[2.0\], but this environment's actions are low \[-1.0\], high \[1.0\]"
+    )
+    with pytest.raises(CheckpointError, match=rf"policy.pt holds an actor for other action bounds: {bounds}"):
+        Policy.load(tmp_path / "policy.pt", env=other)
+    with pytest.raises(CheckpointError, match=rf"agent does not fit this agent: in the checkpoint, {bounds}"):
+        TD3.load(tmp_path / "agent", env=other)

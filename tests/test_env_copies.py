@@ -1,0 +1,145 @@
+"""td3_steps.env_copies: evaluation in a copy of the environment trained in; what a file that names it by id
+leaves out."""
+
+import threading
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from td3_steps import TD3
+from td3_steps.env_copies import evaluation_copy, id_leaves_out
+from td3_steps.envs import QuietReset, make_env
+from td3_steps.seeding import EVAL_EPISODES, derived_seed
+
+
+class Shift(gym.ActionWrapper):
+    """Actions in [-1, 3], shifted into Pendulum's [-2, 2]; records no arguments (gymnasium cannot make it again)."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.action_space = spaces.Box(-1.0, 3.0, (1,), np.float32)
+
+    def action(self, action):
+        return action - 1.0
+
+
+class RecordedShift(Shift, gym.utils.RecordConstructorArgs):
+    def __init__(self, env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        Shift.__init__(self, env)
+
+
+@pytest.mark.parametrize("wrapper", [Shift, RecordedShift])
+def test_evaluation_runs_in_the_environment_trained_in(small_config, wrapper):
+    """Evaluation made its env again from the id alone: gymnasium.make's arguments (g=2.0), its time limit (50) and
+    the wrappers around it were dropped, so the returns were another task's (actions clipped into [-2, 2])."""
+    env = wrapper(gym.make("Pendulum-v1", max_episode_steps=50, g=2.0))
+    model = TD3(env, small_config, seed=0, device="cpu")
+    mean, _ = model.evaluate(2)
+    copy = evaluation_copy(env)
+    assert copy is not env and copy.unwrapped is not env.unwrapped
+    assert isinstance(copy, wrapper) and copy.unwrapped.g == 2.0 and copy.spec.max_episode_steps == 50
+    by_hand = []
+    for k in range(2):
+        obs, _ = copy.reset(seed=derived_seed(0, EVAL_EPISODES, k))
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, _ = copy.step(model.predict(obs)[0])
+            total, done = total + float(reward), terminated or truncated
+        by_hand.append(total)
+    assert mean == pytest.approx(np.mean(by_hand))
+
+
+def test_an_env_that_takes_no_render_mode_is_made_and_evaluated(small_config, toy_env):
+    """make_env passed render_mode=None to every env: one whose __init__ takes none trained, then raised a
+    TypeError at its first evaluation."""
+    gym.register("tests/ToyNoRenderMode-v0", entry_point=toy_env, max_episode_steps=5)
+    try:
+        assert isinstance(make_env("tests/ToyNoRenderMode-v0").unwrapped, toy_env)
+        model = TD3(gym.make("tests/ToyNoRenderMode-v0"), small_config, seed=0, device="cpu")
+        assert np.isfinite(model.evaluate(1)[0])
+    finally:
+        del gym.registry["tests/ToyNoRenderMode-v0"]
+
+
+@pytest.mark.pybullet
+def test_a_bullet_env_is_made_again_for_evaluation_never_shared():
+    """A deep copy of a Bullet env would share its connection to the physics server: it is made again from its
+    spec, and a wrapper gymnasium cannot make again is named."""
+    env = make_env("HalfCheetahBulletEnv-v0")
+    copy = evaluation_copy(env)
+    assert copy.unwrapped is not env.unwrapped and type(copy.unwrapped) is type(env.unwrapped)
+    assert sum(isinstance(w, QuietReset) for w in _wrappers(copy)) == 1
+    with pytest.raises(ValueError, match=r"wrapper\(s\) Shift do not record their arguments.*RecordConstructorArgs"):
+        evaluation_copy(Shift(env))
+
+
+def _wrappers(env):
+    while isinstance(env, gym.Wrapper):
+        yield env
+        env = env.env
+
+
+def test_watching_wrappers_are_left_out_and_the_smallest_time_limit_kept(small_config):
+    """Stable-Baselines3's Monitor (a file, which copy.deepcopy cannot copy) and the rendering wrappers made
+    evaluation fail; a TimeLimit of 500 added over make's 200 gave evaluation episodes of 500 steps."""
+    env = gym.wrappers.TimeLimit(
+        gym.wrappers.RecordEpisodeStatistics(gym.make("Pendulum-v1", render_mode="rgb_array")), 500
+    )
+    copy = evaluation_copy(env)
+    assert copy.render_mode is None and copy.spec.max_episode_steps == 200
+    assert not any(isinstance(w, gym.wrappers.RecordEpisodeStatistics) for w in _wrappers(copy))
+    assert np.isfinite(TD3(gym.wrappers.HumanRendering(env), small_config, seed=0, device="cpu").evaluate(1)[0])
+
+
+def test_a_monitor_writing_a_file_is_left_out(tmp_path, small_config):
+    monitor = pytest.importorskip("stable_baselines3.common.monitor")  # the bench extra
+    env = monitor.Monitor(gym.make("Pendulum-v1"), str(tmp_path / "log"))
+    assert not isinstance(evaluation_copy(env), monitor.Monitor)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # it watches: a file of the id's env loses nothing
+        TD3(env, small_config, seed=0, device="cpu").save_policy(tmp_path / "policy.pt")
+
+
+def test_normalisation_statistics_are_the_training_envs_frozen(small_config):
+    """A copy made again started its own statistics and kept updating them: the same actor on the same episodes
+    scored differently at every evaluation."""
+    env = gym.wrappers.NormalizeObservation(gym.make("Pendulum-v1"))
+    model = TD3(env, small_config.replace(learning_starts=150), seed=0, device="cpu").learn(150)
+    first = model.evaluate(2)
+    evaluated = model.policy._eval_env
+    assert np.array_equal(evaluated.obs_rms.mean, env.obs_rms.mean) and evaluated.obs_rms.count == env.obs_rms.count
+    assert not evaluated.update_running_mean and env.update_running_mean
+    assert model.evaluate(2) == first
+
+
+class Locked(gym.Wrapper):
+    def __init__(self, env):
+        super().__init__(env)
+        self.lock = threading.Lock()
+
+
+def test_an_env_neither_made_again_nor_copied_is_named(small_config):
+    model = TD3(Locked(gym.make("Pendulum-v1")), small_config, seed=0, device="cpu")
+    with pytest.raises(ValueError, match=r"Locked do not record their arguments\), and copy.deepcopy cannot copy it"):
+        model.evaluate(1)
+
+
+@pytest.mark.pybullet
+def test_a_bullet_env_without_a_spec_is_not_copied():
+    """Its deep copy shared the training env's physics: an evaluation moved the training episode's robot."""
+    from pybullet_envs_gymnasium.gym_locomotion_envs import HalfCheetahBulletEnv
+
+    with pytest.raises(
+        ValueError, match="this Bullet environment.*it was not made by gymnasium.make, so it has no spec"
+    ):
+        evaluation_copy(gym.wrappers.TimeLimit(HalfCheetahBulletEnv(), 100))
+
+
+def test_what_an_id_leaves_out():
+    assert id_leaves_out("Pendulum-v1") == [] and id_leaves_out(gym.make("Pendulum-v1", g=10.0)) == []  # the default
+    assert id_leaves_out(gym.make("Pendulum-v1", g=2.0, max_episode_steps=50)) == ["g=2.0", "max_episode_steps=50"]
+    assert id_leaves_out(Shift(gym.make("Pendulum-v1"))) == ["the wrapper Shift"]

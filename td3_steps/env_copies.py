@@ -16,16 +16,14 @@ import dataclasses
 import inspect
 import sys
 import warnings
-from collections.abc import Iterator
 
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
-from .envs import QuietReset, make_env
+from .envs import STATISTICS, QuietReset, make_env, wrappers_of
 
 # Wrappers that change no observation, action or reward: an evaluation copy does without them.
 WATCHING = {"Monitor", "RecordEpisodeStatistics", "HumanRendering", "RenderCollection", "RecordVideo"}
-STATISTICS = {gym.wrappers.NormalizeObservation: "obs_rms", gym.wrappers.NormalizeReward: "return_rms"}
 OURS = f"{QuietReset.__module__}:{QuietReset.__name__}"  # make_env adds it to every Bullet env
 
 
@@ -34,16 +32,9 @@ def _watches(entry_point) -> bool:
     return name in WATCHING and module.startswith(("gymnasium.", "stable_baselines3."))
 
 
-def _wrappers(env: gym.Env) -> Iterator[gym.Wrapper]:
-    """The wrappers around env, outermost first."""
-    while isinstance(env, gym.Wrapper):
-        yield env
-        env = env.env
-
-
 def _time_limit(env: gym.Env) -> int | None:
     """The steps after which env's episodes are cut: the smallest of its TimeLimits (make's, and any added)."""
-    limits = [w._max_episode_steps for w in _wrappers(env) if isinstance(w, gym.wrappers.TimeLimit)]
+    limits = [w._max_episode_steps for w in wrappers_of(env) if isinstance(w, gym.wrappers.TimeLimit)]
     return min(limits, default=None)
 
 
@@ -86,8 +77,8 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
 def share_statistics(trained: gym.Env, evaluated: gym.Env) -> None:
     """Give `evaluated` (an evaluation copy) the running normalisation statistics of `trained`, frozen."""
     for wrapper, statistics in STATISTICS.items():
-        mine = [w for w in _wrappers(evaluated) if isinstance(w, wrapper)]
-        for source, target in zip([w for w in _wrappers(trained) if isinstance(w, wrapper)], mine):
+        mine = [w for w in wrappers_of(evaluated) if isinstance(w, wrapper)]
+        for source, target in zip([w for w in wrappers_of(trained) if isinstance(w, wrapper)], mine):
             setattr(target, statistics, copy.deepcopy(getattr(source, statistics)))
             target.update_running_mean = False
 

@@ -12,9 +12,11 @@ first use by importing pybullet_envs_gymnasium, with pybullet's native banner li
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 
 import gymnasium as gym
 import numpy as np
@@ -236,6 +238,33 @@ def is_wrapped_in(env: gym.Env, wrapper: type[gym.Wrapper]) -> bool:
     return False
 
 
+def wrappers_of(env: gym.Env) -> Iterator[gym.Wrapper]:
+    """The wrappers around env, outermost first."""
+    while isinstance(env, gym.Wrapper):
+        yield env
+        env = env.env
+
+
+# gymnasium's wrappers that keep running statistics of what they normalise, and the attribute that holds them
+STATISTICS = {gym.wrappers.NormalizeObservation: "obs_rms", gym.wrappers.NormalizeReward: "return_rms"}
+
+
+@contextlib.contextmanager
+def statistics_frozen(env: gym.Env):
+    """Hold env's normalisation statistics still for the duration (the checker's resets would move them, and an
+    observation normalised afresh after each reset looks like a reset that ignores its seed)."""
+    held = [(w, name) for w in wrappers_of(env) for kind, name in STATISTICS.items() if isinstance(w, kind)]
+    saved = [(w.update_running_mean, copy.deepcopy(getattr(w, name))) for w, name in held]
+    for w, _ in held:
+        w.update_running_mean = False
+    try:
+        yield
+    finally:
+        for (w, name), (update, statistics) in zip(held, saved):
+            w.update_running_mean = update
+            setattr(w, name, statistics)
+
+
 def has_time_limit(env: gym.Env) -> bool:
     """Whether a gymnasium TimeLimit wrapper (gymnasium.make adds one for an id registered with max_episode_steps)
     cuts env's episodes."""
@@ -288,8 +317,8 @@ def check_environment(env: gym.Env) -> None:
 
     check_action_space(env.action_space)
     stored_observation_shape(env.observation_space)
-    name = type(env.unwrapped).__name__
-    with warnings.catch_warnings():
+    name = " > ".join(type(e).__name__ for e in (*wrappers_of(env), env.unwrapped))  # the outermost first
+    with warnings.catch_warnings(), statistics_frozen(env):
         warnings.simplefilter("ignore")  # the checker's advice; what TD3 needs is checked below
         try:
             check_env(_AsTD3ReadsIt(env), skip_render_check=True, skip_close_check=True)

@@ -143,3 +143,16 @@ def test_what_an_id_leaves_out():
     assert id_leaves_out("Pendulum-v1") == [] and id_leaves_out(gym.make("Pendulum-v1", g=10.0)) == []  # the default
     assert id_leaves_out(gym.make("Pendulum-v1", g=2.0, max_episode_steps=50)) == ["g=2.0", "max_episode_steps=50"]
     assert id_leaves_out(Shift(gym.make("Pendulum-v1"))) == ["the wrapper Shift"]
+
+
+class Scaled(gym.ObservationWrapper):
+    def observation(self, observation):
+        return observation * 1.0
+
+
+def test_a_wrapper_of_ones_own_around_a_normalizer_is_checked_with_the_statistics_held_still(small_config):
+    """The checker's resets moved NormalizeObservation's statistics, so two resets with one seed differed, and the
+    agent was refused: "PendulumEnv breaks a rule ... reset(seed=123) is non-deterministic"."""
+    normalizer = gym.wrappers.NormalizeObservation(gym.make("Pendulum-v1"))
+    TD3(Scaled(normalizer), small_config, seed=0, device="cpu")
+    assert normalizer.obs_rms.count == pytest.approx(1e-4) and normalizer.update_running_mean  # as it was made

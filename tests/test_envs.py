@@ -133,8 +133,10 @@ def test_gymnasium_checker_rules_are_named(small_config, toy_env):
         def reset(self, options=None):
             return super().reset()
 
-    with pytest.raises(SpaceError, match="environment checker"):
+    with pytest.raises(SpaceError, match="^NoSeed breaks a rule of gymnasium's environment checker"):
         TD3(NoSeed(), small_config, device="cpu")
+    with pytest.raises(SpaceError, match="^TimeLimit > NoSeed breaks a rule"):  # the wrappers are named too
+        TD3(gym.wrappers.TimeLimit(NoSeed(), 5), small_config, device="cpu")
 
 
 @pytest.mark.parametrize("returns, rule", [

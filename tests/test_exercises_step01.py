@@ -123,6 +123,24 @@ def add_tensor_position(memory, obs, action, reward, next_obs, terminated, trunc
     memory["position"] = memory["position"] + 0.5
 
 
+def add_position_as_a_tensor(memory, obs, action, reward, next_obs, terminated, truncated):
+    """Works as an index, but the counters must stay ints (ReplayMemory.load_state_dict takes back no other)."""
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    memory["position"] = torch.tensor(int(memory["position"]))
+
+
+def keeping_position_outside():
+    """An add that keeps position in a variable of its own (like a global) and copies it into the memory."""
+    kept = {"position": 0}
+
+    def add(memory, obs, action, reward, next_obs, terminated, truncated):
+        memory["position"] = kept["position"]
+        add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+        kept["position"] = memory["position"]
+
+    return add
+
+
 WRONG = {
     add_todo: "position never moves",
     add_nothing: "after one add the memory is still empty",
@@ -149,6 +167,12 @@ WRONG = {
     add_swapped_states: "obs and next_obs are swapped",
     add_without_action: "memory['action'] was not written",
     add_tensor_position: "it must stay an int",
+    add_position_as_a_tensor: "is tensor(1), a Tensor: it must stay an int",
+    keeping_position_outside(): "not in a variable outside the memory, such as a global",
+    then(
+        lambda memory, i, size: memory.update(position=(i + 1) % 3, size=min(size + 1, 3))
+    ): "went [1, 2, 0, 1, 2] after each add, expected [1, 2, 3, 0, 1]: it wrapped at 3",
+    with_flags(lambda term, trunc: (term and not trunc, trunc)): "terminated and not truncated?",
     with_flags(lambda term, trunc: (term or trunc, trunc)): "done = terminated or truncated",
     with_flags(lambda term, trunc: (term or trunc, False)): "done = terminated or truncated",
     with_flags(lambda term, trunc: (trunc, term)): "terminated and truncated are swapped",
@@ -197,3 +221,14 @@ def test_a_size_read_from_position_is_told_so(capsys):
     assert not check_add(then(lambda memory, i, size: memory.update(size=max(size, memory["position"]))))
     out = capsys.readouterr().out
     assert "size must not be read from position" in out and "capacity - 1" not in out, out
+
+
+def test_a_position_kept_outside_the_memory_is_told_so_on_every_run(capsys):
+    """A global position was right on the first run of the check cell (one memory, starting at 0), and refused
+    on the second with a bare IndexError."""
+    add = keeping_position_outside()
+    assert not check_add(add)
+    assert "such as a global" in capsys.readouterr().out
+    assert not check_add(add)
+    out = capsys.readouterr().out
+    assert "out of bounds" in out and "a global that kept its value from an earlier run" in out, out

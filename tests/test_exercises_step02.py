@@ -97,7 +97,7 @@ WRONG = {
     scale_detached_then_marked: "the action requires grad, but it is not computed from u",
     scale_through_numpy_marked: "the action requires grad, but it is not computed from u",
     scale_through_numpy_plus_zero_u: "the gradient that reaches u is not that of the map",
-    scale_in_float64: "the action is torch.float64 while u is torch.float32",
+    scale_in_float64: "the values are right, but the action is torch.float64, expected torch.float32",
 }
 
 

@@ -179,3 +179,21 @@ WRONG = {
 
 def test_names_each_wrong_build(assert_rejected):
     assert_rejected(check_build_critics, WRONG)
+
+
+def build_biases_left_trainable(obs_dim, action_dim):
+    critic1, critic2 = MyCritic(obs_dim, action_dim), MyCritic(obs_dim, action_dim)
+    targets = copy.deepcopy(critic1), copy.deepcopy(critic2)
+    for target in targets:
+        for name, p in target.named_parameters():
+            if "weight" in name:
+                p.requires_grad = False
+    return critic1, critic2, *targets
+
+
+def test_targets_with_trainable_biases_are_told_which_parameters(capsys):
+    """Only the biases require grad: the reply said "target1's parameters have requires_grad=True", all of them."""
+    assert not check_build_critics(build_biases_left_trainable)
+    out = capsys.readouterr().out
+    assert "2 of target1's 4 parameters still have requires_grad=True (body.0.bias, body.2.bias)" in out, out
+    assert "freeze the whole module with target1.requires_grad_(False)" in out and "parameters have" not in out, out

@@ -100,6 +100,28 @@ def recent(size, n, generator):
     return torch.multinomial(weights, n, replacement=True, generator=generator).tolist()
 
 
+def one_index_for_the_batch(size, n, generator):
+    return torch.randint(0, size, (1,), generator=generator).tolist() * n
+
+
+def rounded(size, n, generator):
+    """round(rand * (len - 1)): the two end transitions get half a step each, half the chance of the others."""
+    return (torch.rand(n, generator=generator) * (size - 1)).round().long().tolist()
+
+
+def even_favoured(size, n, generator):
+    """Twice the chance for every other transition: unfair, yet each half of the memory gets half the draws."""
+    weights = torch.tensor([1.0, 2.0]).repeat(size // 2)
+    return torch.multinomial(weights, n, replacement=True, generator=generator).tolist()
+
+
+def stratified(size, n, generator):
+    """One index from each of n equal stretches of the memory: every transition has the same chance, but every
+    batch is spread evenly by construction, not drawn independently."""
+    offsets = torch.rand(n, generator=generator)
+    return [min(size - 1, int((k + float(offsets[k])) * size / n)) for k in range(n)]
+
+
 def flat_columns(values, j):
     return torch.as_tensor(values, dtype=torch.float32)
 
@@ -137,6 +159,8 @@ WRONG = {
     sampler(lambda size, n, g: torch.randint(0, size + 1, (n,), generator=g).tolist()): "an index ran past the end",
     sampler(lambda size, n, g: torch.randint(0, size // 2, (n,), generator=g).tolist()): "were never drawn",
     sampler(recent): "the draws are not uniform",
+    sampler(one_index_for_the_batch): "every row of the batch is the same transition",
+    sampler(stratified): "took 10 of its transitions from the older half of the memory, give or take 0.0",
     sampler(lambda size, n, g: torch.randint(0, size, (n,)).tolist()): "seeded alike gave different batches",
     sample_python_random: "random.sample",
     sample_own_generator: "not one seeded inside your function",
@@ -164,3 +188,16 @@ WRONG = {
 
 def test_names_each_wrong_sampler(assert_rejected):
     assert_rejected(check_sample_batch, WRONG)
+
+
+def test_a_bias_that_spares_the_halves_is_told_what_it_is(capsys):
+    """Not uniform, with the draws split evenly between the halves: the reply said "the older half of the memory got
+    50% of the draws instead of 50%"."""
+    assert not check_sample_batch(sampler(rounded))
+    out = capsys.readouterr().out
+    assert "the oldest and the newest transitions were drawn" in out and "about half as often" in out, out
+    assert "older half" not in out, out
+    assert not check_sample_batch(sampler(even_favoured))
+    out = capsys.readouterr().out
+    assert "the draws are not uniform" in out and "where each is expected 750 times" in out, out
+    assert "older half" not in out, out

@@ -75,6 +75,7 @@ WRONG = {
     lambda batch, actor, actor_target: right(batch, actor, actor_target)[0]: "expected (32, 2)",
     lambda batch, actor, actor_target: right(batch, actor, actor_target).tolist(): "returned a list",
     broken: "raised",
+    lambda batch, actor, actor_target: right(batch, actor, actor_target).double(): "a' is torch.float64, expected",
 }
 
 

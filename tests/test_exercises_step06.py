@@ -127,6 +127,18 @@ def in_place(action, low, high, noise_std, noise_clip, generator=None):
     return torch.clamp(action, low, high)
 
 
+def bounds_overwritten(action, low, high, noise_std, noise_clip, generator=None):
+    """Computes a~ right, then clips u with the given bounds turned into [-1, 1] in place."""
+    centre, half = (high + low) / 2, (high - low) / 2
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    u = torch.max(torch.min((action - centre) / half + eps, high.fill_(1.0)), low.fill_(-1.0))
+    return centre + half * u
+
+
+def float64(action, low, high, noise_std, noise_clip, generator=None):
+    return right(action, low, high, noise_std, noise_clip, generator).double()
+
+
 def returns_u(action, low, high, noise_std, noise_clip, generator=None):
     centre, half = (high + low) / 2, (high - low) / 2
     eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
@@ -164,6 +176,8 @@ WRONG = {
     one_draw_for_all_rows: "every row got the same noise",
     uniform: "torch.rand draws from [0, 1)",
     in_place: "in place",
+    bounds_overwritten: "changed the given low and high in place",
+    float64: "a~ is torch.float64, expected torch.float32",
     returns_u: "you returned u itself",
     forgets_half: "left out the half-range",
     flattened: "one smoothed action per row",

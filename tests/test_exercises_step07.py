@@ -53,6 +53,19 @@ def noise_again(batch, a, critics, targets):
     return right(batch, (a + 0.2 * torch.randn_like(a)).clamp(-1, 1), critics, targets)
 
 
+def clips_to_unit_range(batch, a, critics, targets):
+    """The tutorials' clamp(-max_action, max_action) with max_action = 1, on an a~ already within its bounds."""
+    return right(batch, a.clamp(-1.0, 1.0), critics, targets)
+
+
+def in_float64(batch, a, critics, targets):
+    return tuple(q.double() for q in right(batch, a, critics, targets))
+
+
+def first_only(batch, a, critics, targets):
+    return right(batch, a, critics, targets)[:1]
+
+
 def reward_added(batch, a, critics, targets):
     return tuple(batch.reward + q for q in right(batch, a, critics, targets))
 
@@ -79,6 +92,9 @@ WRONG = {
     through_trainable_copies: "the Q-values carry a gradient",
     noise_again: "did you add noise to a~?",
     reward_added: "you added the reward, r + Q'",
+    clips_to_unit_range: "you clipped a~ to [-1, 1] before scoring it",
+    in_float64: "Q_t1 is torch.float64, expected torch.float32",
+    first_only: "with 2 target critics it returned 1 Q-value: ",
 }
 
 

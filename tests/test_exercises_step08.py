@@ -88,6 +88,10 @@ def in_place(q_values):
     return result
 
 
+def in_float64(q_values):
+    return reduced(q_values).double()
+
+
 def test_accepts_the_element_wise_minimum(capsys):
     for right in (reduced, table_min, stacked_min, clipped_double_q):
         assert check_clipped_double_q(right), right
@@ -112,6 +116,7 @@ def test_names_each_wrong_minimum(assert_rejected):
             indices_not_values: "you returned which critic is smallest",
             as_list: "returned a list",
             in_place: "in place",
+            in_float64: "the values are right, but the minimum is torch.float64, expected torch.float32",
         },
     )
 

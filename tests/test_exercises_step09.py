@@ -53,6 +53,7 @@ WRONG = {
     target(gamma_used=1.0): "you forgot the discount gamma",
     target(lambda term, trunc: -(1 - term)): "the sign is wrong",
     target(gamma_used=0.99): "you used gamma = 0.99",
+    target(gamma_used=0.9): "you used gamma = 0.9 instead of the gamma passed in (0.8 here)",
     lambda r, term, trunc, q, gamma: (gamma * (1 - term) * q).detach(): "you left out the reward",
     lambda r, term, trunc, q, gamma: (gamma * (r + (1 - term) * q)).detach(): "you discounted the reward too",
     lambda r, term, trunc, q, gamma: ((1 - term) * (r + gamma * q)).detach(): "you masked the reward too",
@@ -85,7 +86,7 @@ def test_a_float64_target_is_refused(capsys):
     ):
         assert not check_bellman_target(double)
         out = capsys.readouterr().out
-        assert "y is torch.float64" in out and "must stay float32" in out, out
+        assert "y is torch.float64, expected torch.float32" in out and "no .double()" in out, out
 
 
 def test_a_detached_target_made_to_require_grad_is_told_so(capsys):
@@ -94,3 +95,10 @@ def test_a_detached_target_made_to_require_grad_is_told_so(capsys):
     out = capsys.readouterr().out
     assert "y requires grad although no gradient reaches next_q" in out and "drop the requires_grad_" in out, out
     assert "carries a gradient back" not in out, out
+
+
+def test_a_target_right_for_one_gamma_only_is_told_the_rows(capsys):
+    """Right with the case's gamma 0.9, wrong with any other: the second gamma shows it, row by row."""
+    assert not check_bellman_target(lambda r, term, trunc, q, gamma: right(r, term, trunc, q, gamma * (gamma / 0.9)))
+    out = capsys.readouterr().out
+    assert "with gamma = 0.8, y is wrong on row 1 (ordinary): -8.11, expected -9.00" in out, out

@@ -63,6 +63,12 @@ def scales_action_in_place(critic_nets, obs, action):
     return right(critic_nets, obs, action * 2)
 
 
+def converts_the_critics(critic_nets, obs, action):
+    """net.double() converts the given network in place: the checker's own float32 call then raised."""
+    x = torch.cat([obs, action], dim=1).double()
+    return tuple(net.double()(x) for net in critic_nets)
+
+
 WRONG = {
     under_no_grad: "carries no gradient",
     lambda nets, obs, action: tuple(q.detach() for q in right(nets, obs, action)): "carries no gradient",
@@ -82,6 +88,7 @@ WRONG = {
     no_grad_then_marked: "Q_1 requires grad but is cut off from critic_nets[0]",
     zeroes_obs_after_use: "changed obs in place",
     scales_action_in_place: "changed action in place",
+    converts_the_critics: "your function converted critic_nets[0] to torch.float64",
 }
 
 

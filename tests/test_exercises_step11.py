@@ -179,3 +179,15 @@ def test_a_detached_critic_is_told_it_is_detached(capsys):
     out = capsys.readouterr().out
     assert "no gradient reaches Q_1: its MSE is in the loss, but computed from a detached Q-value" in out, out
     assert "must be in the loss" not in out, out
+
+
+def squeezes_y_in_place(q_values, y):
+    y.squeeze_(1)
+    return sum(F.mse_loss(q.squeeze(1), y) for q in q_values)
+
+
+def test_a_target_changed_in_place_is_told_so(capsys):
+    """The loss is right, but y is (B,) afterwards: the checker passed a copy of y and said Correct."""
+    assert not check_critic_loss(squeezes_y_in_place)
+    out = capsys.readouterr().out
+    assert "your function changed y in place (an underscore method such as .squeeze_()" in out, out

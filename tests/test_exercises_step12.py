@@ -153,3 +153,38 @@ def test_a_loss_under_no_grad_is_explained(capsys):
     assert not check_update_critics(loss_under_no_grad)
     out = capsys.readouterr().out
     assert "does not require grad" in out and "Compute the Q-values and the loss outside torch.no_grad()" in out, out
+
+
+def own_adam():
+    """An answer that steps an Adam of its own, one per critics, with the checker's lr: it lands on the right
+    weights, but the given optimizer never steps."""
+    optimizers = {}
+
+    def answer(critics, optimizer, obs, action, y):
+        if critics not in optimizers:
+            optimizers[critics] = torch.optim.Adam(critics.parameters(), lr=1e-2)
+        return correct(critics, optimizers[critics], obs, action, y)
+
+    return answer
+
+
+def test_an_optimizer_of_its_own_is_refused(capsys):
+    """It passed: only the critics' weights were compared, and an Adam with the same lr puts them in the same place."""
+    assert not check_update_critics(own_adam())
+    out = capsys.readouterr().out
+    assert "the `optimizer` you are given did not step" in out, out
+
+
+def summed_over_the_batch(critics, optimizer, obs, action, y):
+    loss = sum(F.mse_loss(q, y, reduction="sum") for q in critics(obs, action))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def test_a_loss_summed_over_the_batch_is_named(capsys):
+    """The reply only gave the value: "the returned loss is 310.5, expected 9.703"."""
+    assert not check_update_critics(summed_over_the_batch)
+    out = capsys.readouterr().out
+    assert "you summed the squared errors over the batch (reduction='sum')" in out, out

@@ -170,3 +170,50 @@ def test_a_schedule_wrong_for_d_3_only_is_described_with_d_3(capsys):
     out = capsys.readouterr().out
     assert "with d = 3 the actor moved after critic updates 6; it is due after updates 3, 6" in out, out
     assert "right for d = 2" in out and "with d = 2" not in out, out
+
+
+def counts_its_own_calls():
+    """An answer that counts its own calls, as a global counter would (one per answer here, for the test)."""
+    calls = 0
+
+    def answer(env_step, critic_updates, d, actor, critics, obs, optimizer):
+        nonlocal calls
+        calls += 1
+        return actor_step(actor, critics, obs, optimizer) if calls % d == 0 else None
+
+    return answer
+
+
+def test_a_counter_of_its_own_calls_is_named_on_every_run(capsys):
+    """It passed, on every run of the check: both runs had 6 updates, a multiple of 2 and 3."""
+    answer = counts_its_own_calls()
+    for _ in range(3):  # the check cell run again and again, the counter going on
+        assert not check_delayed_actor(answer)
+        out = capsys.readouterr().out
+        assert "a counter of your own" in out, out
+
+
+def own_optimizer(make):
+    """An answer with the right schedule that steps `make(actor)`, a new optimizer on every due call, or one of its
+    own per actor (cached)."""
+    optimizers = {}
+
+    def answer(env_step, critic_updates, d, actor, critics, obs, optimizer):
+        if critic_updates % d != 0:
+            return None
+        if make == "cached":
+            if actor not in optimizers:
+                optimizers[actor] = torch.optim.Adam(actor.parameters(), lr=1e-2)
+            return actor_step(actor, critics, obs, optimizers[actor])
+        return actor_step(actor, critics, obs, make(actor.parameters(), lr=1e-2))
+
+    return answer
+
+
+def test_an_optimizer_other_than_the_given_one_is_named(capsys):
+    """A fresh Adam or SGD was told to clear the gradients, backpropagate once and step once, which it did; an Adam
+    of its own with the checker's lr passed."""
+    for make in (torch.optim.Adam, torch.optim.SGD, "cached"):
+        assert not check_delayed_actor(own_optimizer(make))
+        out = capsys.readouterr().out
+        assert "the `optimizer` you are given did not step" in out, (make, out)

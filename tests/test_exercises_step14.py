@@ -130,3 +130,25 @@ def test_an_unfrozen_target_is_told_to_stay_frozen(capsys):
     assert not check_soft_update(unfreezes_the_target)
     out = capsys.readouterr().out
     assert "the target must stay frozen" in out and "torch.no_grad()" not in out, out
+
+
+def fixed_tau(online, target, tau):
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p_target.mul_(1 - 0.005).add_(0.005 * p)  # the notebook's TAU, not the argument
+
+
+def updated_twice(online, target, tau):
+    correct(online, target, tau)
+    correct(online, target, tau)
+
+
+def test_a_fixed_tau_and_a_double_update_are_named(capsys):
+    """Both got only "with tau = 0.1 the target is not tau * theta + (1 - tau) * theta'", though step 15 names them."""
+    for slip, words in (
+        (fixed_tau, "a Polyak step with tau = 0.005, but tau is 0.1 here: use the argument tau"),
+        (updated_twice, "the target took two Polyak steps toward the online network"),
+    ):
+        assert not check_soft_update(slip)
+        out = capsys.readouterr().out
+        assert words in out and "the target is not" not in out, out

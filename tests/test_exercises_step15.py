@@ -286,3 +286,19 @@ def test_a_right_tau_is_not_blamed_for_other_slips(capsys):
         assert not check_td3_iteration(slip)
         out = capsys.readouterr().out
         assert words in out and "tau is" not in out, out
+
+
+def delay_written_in(agent):
+    batch = steps_4_to_12(agent)
+    if agent.critic_updates % 2 == 0:  # the paper's d = 2, not agent.config.policy_delay
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def test_a_delay_written_in_is_refused(capsys):
+    """It passed: the checker ran with policy_delay 2 only."""
+    assert not check_td3_iteration(delay_written_in)
+    out = capsys.readouterr().out
+    assert "with agent.config.policy_delay = 3 it moves only after critic updates 3, 6" in out, out
+    assert "is a 2 written in? Read the delay from agent.config.policy_delay" in out, out

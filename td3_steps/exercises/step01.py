@@ -9,7 +9,10 @@ The case: transitions 0 to 4 into a memory of 3 slots, so the ring wraps; transi
 truncated (a time limit), transition 3 terminated. Every number of transition t is built from
 t, so the checker can tell which transition each slot holds. It records what the student's add
 did after each call (position, size, slots, fields, flags) and compares each part with the
-right one; each part has its table of the wrong answers students give.
+right one; each part has its table of the wrong answers students give. Then, if all is right, a
+second memory, of another capacity (4), gets transitions 0 to 4 again, the last one both terminated
+and truncated: a capacity written into add as 3, a position kept outside the memory dict (a global),
+or `terminated and not truncated` show there.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ RIGHT_SLOTS = ((0, EMPTY, EMPTY), (0, 1, EMPTY), (0, 1, 2), (3, 1, 2), (3, 4, 2)
 RIGHT_TERMINATED = tuple(int(t == TERMINATED) for t in range(ADDS))  # the flag stored with each transition
 RIGHT_TRUNCATED = tuple(int(t == TRUNCATED) for t in range(ADDS))
 WRAP = "memory['position'] = (i + 1) % memory['capacity']"
+OTHER_CAPACITY = 4  # the second memory's
+BOTH = ADDS - 1  # in the second memory, transition 4 is terminated and truncated at once
 
 POSITION_MISTAKES = [
     Mistake(
@@ -207,18 +212,25 @@ def trace(add) -> Trace:
     for t in range(ADDS):
         start = memory["position"]
         _, raised = run_safely(add, memory, *transition(t), what=f"add(memory, transition {t})")
+        if raised and t == 0 and "out of bounds" in raised:
+            raised += (
+                ", in an empty memory whose position is 0: is the slot read from somewhere else than"
+                " memory['position'], such as a global that kept its value from an earlier run?"
+            )
         if raised or any(_shape(memory[name]) != shapes[name] for name in FIELDS):
             break
-        counters = {name: _as_int(memory[name]) for name in ("position", "size")}
-        bad = [name for name, value in counters.items() if value is None]
+        bad = [name for name in ("position", "size") if type(memory[name]) is not int]
         if bad:
+            value = memory[bad[0]]
             raised = (
-                f"after add(memory, transition {t}), memory['{bad[0]}'] is {memory[bad[0]]!r}: it must stay"
-                " an int (a slot number, a count)"
+                f"after add(memory, transition {t}), memory['{bad[0]}'] is {value!r}, a {type(value).__name__}:"
+                " it must stay an int (a slot number, a count), as new_memory made it. The package's ReplayMemory"
+                " keeps its counters as ints too, and its load_state_dict refuses a saved memory whose position"
+                " or size is anything else"
             )
             break
-        positions.append(counters["position"])
-        sizes.append(counters["size"])
+        positions.append(memory["position"])
+        sizes.append(memory["size"])
         slots.append(tuple(_which(memory, slot) for slot in range(CAPACITY)))
         homes = _homes(memory, t)
         if split is None and all(homes.values()) and not set.intersection(*homes.values()):
@@ -331,9 +343,66 @@ def _flag_problems(flags: Flags) -> list[str]:
     return problems
 
 
+def _second_memory_problems(add) -> list[str]:
+    """Transitions 0 to 4 into a second, empty memory of OTHER_CAPACITY slots, transition BOTH terminated and
+    truncated at once: what goes wrong there, for an add that was right on the first memory."""
+    memory = new_memory(OTHER_CAPACITY, OBS_DIM, ACTION_DIM)
+    where = f"in a second, empty memory, of capacity {OTHER_CAPACITY},"
+    positions, sizes, first = [], [], None
+    for t in range(ADDS):
+        obs, action, reward, next_obs, _, _ = transition(t)
+        flag = t == BOTH
+        what = f"add(memory of capacity {OTHER_CAPACITY}, transition {t})"
+        _, raised = run_safely(add, memory, obs, action, reward, next_obs, flag, flag, what=what)
+        if raised:
+            return [raised]
+        positions.append(memory["position"])
+        sizes.append(memory["size"])
+        first = _which(memory, 0) if t == 0 else first
+    if first != 0:
+        return [
+            f"{where} transition 0 was not stored at slot 0, though memory['position'] was 0: read the slot from"
+            " memory['position'] and keep it there (memory['position'] = ...), not in a variable outside the"
+            " memory, such as a global, which every memory shares and which keeps its value when the check runs"
+            " again"
+        ]
+    problems = []
+    for name, got, rule in (
+        ("position", positions, lambda t, capacity: (t + 1) % capacity),
+        ("size", sizes, lambda t, capacity: min(t + 1, capacity)),
+    ):
+        right, at_3 = ([rule(t, capacity) for t in range(ADDS)] for capacity in (OTHER_CAPACITY, CAPACITY))
+        if got == at_3:
+            problems.append(
+                f"{where} memory['{name}'] went {got} after each add, expected {right}: it"
+                f" {'wrapped' if name == 'position' else 'stopped'} at 3, the first memory's capacity. Read the"
+                " capacity from memory['capacity']"
+            )
+        elif got != right:
+            problems.append(f"{where} memory['{name}'] went {got} after each add, expected {right}")
+    slot = BOTH % OTHER_CAPACITY
+    if problems or _which(memory, slot) != BOTH:
+        return problems
+    stored = int(memory["terminated"][slot, 0]), int(memory["truncated"][slot, 0])
+    if stored == (0, 1):
+        return [
+            f"{where} transition {BOTH} was both terminated and truncated (a terminal state reached at the very"
+            " step of the time limit), but memory['terminated'] holds 0 for it: terminated and not truncated?"
+            " A terminal state is worth 0 however the episode was cut, so its target must not bootstrap: store"
+            " terminated as it is given, memory['terminated'][i] = float(terminated)"
+        ]
+    if stored != (1, 1):
+        return [
+            f"{where} transition {BOTH} was both terminated and truncated, but its slot holds terminated ="
+            f" {stored[0]} and truncated = {stored[1]}: store each flag as it is given"
+        ]
+    return []
+
+
 @checker
 def check_add(add) -> bool:
-    """Add transitions 0 to 4 to a memory of 3 slots with `add`; say in words what goes wrong."""
+    """Add transitions 0 to 4 to a memory of 3 slots with `add`, then to one of 4 slots; say in words what goes
+    wrong."""
     run = trace(add)
     problems = [run.raised] if run.raised else []
     for name, shape in run.grown.items():
@@ -356,7 +425,7 @@ def check_add(add) -> bool:
         problems += [_field_problem(name, t, stored, right) for name, (t, stored, right) in run.fields.items()]
         if run.flags is not None and n == ADDS:
             problems += _flag_problems(run.flags)
-    problems = [problem for problem in problems if problem]
+    problems = [problem for problem in problems if problem] or _second_memory_problems(add)
     return report(
         list(dict.fromkeys(problems)),  # each problem once
         "your ring buffer stores every field at position, wraps at capacity, overwrites the oldest"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Mistake, checker, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, dtype_problem, match_mistake, report, run_safely
 
 # (name, low, high): a symmetric range (Pendulum), an asymmetric one, and one that excludes 0.
 CASES = [
@@ -119,12 +119,9 @@ def _value_problem(scale_action) -> str | None:
             known = match_mistake(action.detach().float(), mistakes, tol=1e-5)
             advice = f"{known[0].upper()}{known[1:]}. Use {RIGHT}" if known else f"Each dimension needs {RIGHT}"
             return f"on {name}, {_rows(action.detach().float(), expected)}. {advice}"
-        if action.dtype != u.dtype:
-            return (
-                f"the values are right, but the action is {action.dtype} while u is {u.dtype}: the critics are"
-                f" float32 networks and refuse a {action.dtype} action (step 13 feeds this one into them), so"
-                " keep u's dtype: no .double(), no float64 numpy arrays"
-            )
+        wrong_dtype = dtype_problem(action, "the action")
+        if wrong_dtype:
+            return f"the values are right, but {wrong_dtype}"
     return None
 
 

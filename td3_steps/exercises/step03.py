@@ -171,7 +171,20 @@ def target_mistakes(i: int) -> list[Mistake]:
     ]
 
 
-def freeze_mistakes(i: int) -> list[Mistake]:
+def _still_trainable(net: nn.Module, name: str) -> str:
+    """Which of a target's parameters still require grad, in words: all of them, or how many and which."""
+    parameters = dict(net.named_parameters())
+    trainable = [p_name for p_name, p in parameters.items() if p.requires_grad]
+    if len(trainable) == len(parameters):
+        return f"{name}'s parameters have requires_grad=True: freeze them with .requires_grad_(False)"
+    return (
+        f"{len(trainable)} of {name}'s {len(parameters)} parameters still have requires_grad=True"
+        f" ({', '.join(trainable)}): freeze the whole module with {name}.requires_grad_(False), which freezes"
+        " every parameter, biases included"
+    )
+
+
+def freeze_mistakes(built: Built, i: int) -> list[Mistake]:
     """What is wrong with what is frozen, for critic i and its target."""
     c, t, n = i, i + 2, i + 1
 
@@ -191,8 +204,8 @@ def freeze_mistakes(i: int) -> list[Mistake]:
         ),
         Mistake(
             lambda b: b.trainable(t),
-            f"target{n}'s parameters have requires_grad=True: freeze them with .requires_grad_(False);"
-            " no gradient may reach a target, only the Polyak update (step 15) moves it",
+            f"{_still_trainable(built.nets[t], f'target{n}')}; no gradient may reach a target, only the Polyak"
+            " update (step 15) moves it",
         ),
         Mistake(
             lambda b: not b.trainable(c) and b.nets[t] is not b.nets[c],  # else target_mistakes says it
@@ -212,7 +225,7 @@ def check_build_critics(build_critics: Callable) -> bool:
         return report([order], "")
     problems = [match_mistake(built, CRITIC_MISTAKES)]
     for i in (0, 1):
-        problems += [match_mistake(built, target_mistakes(i)), match_mistake(built, freeze_mistakes(i))]
+        problems += [match_mistake(built, target_mistakes(i)), match_mistake(built, freeze_mistakes(built, i))]
     return report(
         [p for p in problems if p],
         "two independently initialised critics, and two frozen targets that start as exact copies of them.",

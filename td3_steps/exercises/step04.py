@@ -8,8 +8,9 @@ step expects.
 
 The case: a list of 40 labelled transitions (transition k is recognisable in every field). The
 checker looks at one batch (types, shapes, dtypes, whole rows), at two pairs of calls (seeded
-alike, seeded apart), then at 30,000 draws (every transition drawn, none favoured). Each part has
-its table of the wrong answers students give.
+alike, seeded apart), then at 30,000 draws (every transition drawn, none favoured, and each batch
+spread over the memory by chance, not evenly by construction). Each part has its table of the wrong
+answers students give.
 """
 
 from __future__ import annotations
@@ -225,6 +226,11 @@ ROW_MISTAKES = [
 
 SAMPLING_MISTAKES = [
     Mistake(
+        lambda k: bool((k == k[0]).all()),
+        "every row of the batch is the same transition: you drew one index and repeated it; draw"
+        f" batch_size indices, one per row, {RANDINT}",
+    ),
+    Mistake(
         lambda k: torch.equal(k, torch.arange(1, N + 1)),
         f"you return the {N} oldest transitions, in order: draw random indices, {RANDINT};"
         " consecutive transitions are strongly correlated",
@@ -256,14 +262,41 @@ def _coverage_problem(counts: torch.Tensor) -> str | None:
         return "the oldest transition (index 0) is never drawn: Python lists start at 0, torch.randint(0, len(storage), ...)"
     if never:
         return f"{len(never)} of the {SIZE} transitions were never drawn in {draws:,} draws: draw from all of them, {RANDINT}"
-    if statistic > bound:
-        share = float(counts[: SIZE // 2].sum() / counts.sum())
+    if statistic <= bound:
+        return None
+    unfair = f"the draws are not uniform: chi-square {statistic:.0f}, far above the bound {bound:.0f} of a fair sampler"
+    fix = f"Every stored transition must have the same chance: {RANDINT}"
+    inner, ends = counts[1:-1].double(), counts[[0, -1]].double()
+    inner_statistic, inner_bound = chi_square(counts[1:-1])
+    if inner_statistic <= inner_bound and 0.35 < float(ends.mean() / inner.mean()) < 0.65:
         return (
-            f"the draws are not uniform: chi-square {statistic:.0f}, far above the bound {bound:.0f} of a fair"
-            f" sampler; the older half of the memory got {share:.0%} of the draws instead of 50%."
-            f" Every stored transition must have the same chance: {RANDINT}"
+            f"{unfair}: the oldest and the newest transitions were drawn {int(ends[0])} and {int(ends[1])} times,"
+            f" about half as often as the others ({float(inner.mean()):.0f} on average). Rounding rand * (len - 1)"
+            f" to the nearest index? Only half a step of it rounds to each end. {fix}"
         )
-    return None
+    share = float(counts[: SIZE // 2].sum() / counts.sum())
+    if abs(share - 0.5) > 0.02:  # a fair sampler's share is 50% within 0.3%
+        return f"{unfair}; the older half of the memory got {share:.0%} of the draws instead of 50%. {fix}"
+    return (
+        f"{unfair}: some transitions were drawn {int(counts.max())} times, others {int(counts.min())}, where each"
+        f" is expected {draws / SIZE:.0f} times. {fix}"
+    )
+
+
+def _spread_problem(batches: list[torch.Tensor]) -> str | None:
+    """Whether each batch takes its share of the memory's older half by chance, or always the same share (one index
+    per stretch of the memory: stratified sampling), which independent draws do not."""
+    older = torch.stack([(k <= SIZE // 2).sum() for k in batches]).double()
+    if float(older.var()) > 1.0:  # independent draws vary by 5 (20 x 1/2 x 1/2), without replacement by 2.6
+        return None
+    n = DRAWS[1]
+    return (
+        f"every batch of {n} took {float(older.mean()):.0f} of its transitions from the older half of the memory, give or"
+        f" take {float(older.std()):.1f}, where independent draws vary from batch to batch by about"
+        f" {math.sqrt(n / 4):.1f}: your batches are spread evenly by construction (one index from each stretch of"
+        " the memory, stratified sampling?). TD3 draws each index on its own, uniformly from the whole memory,"
+        f" as the exercise asks: {RANDINT}"
+    )
 
 
 @checker
@@ -305,9 +338,9 @@ def check_sample_batch(fn) -> bool:
         batch, problem = _sample(fn, DRAWS[1], generator)
         if problem:
             return report([problem], "")
-        draws.append(batch[0][:, 0])
-    counts = torch.bincount(torch.cat(draws).round().long() - 1, minlength=SIZE)
-    problem = _coverage_problem(counts)
+        draws.append(batch[0][:, 0].round().long())
+    counts = torch.bincount(torch.cat(draws) - 1, minlength=SIZE)
+    problem = _coverage_problem(counts) or _spread_problem(draws)
     return report(
         [problem] if problem else [],
         "uniform draws, whole rows, float32 tensors, (N, 1) columns, reproducible with the generator.",

@@ -12,7 +12,7 @@ import torch
 
 from ..networks import Actor, make_target
 from ..replay_memory import Batch
-from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, dtype_problem, match_mistake, report, run_safely, snapshot
 
 LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
@@ -152,6 +152,9 @@ def check_target_action(fn) -> bool:
     if not close(answer.detach().float(), right, tol=1e-5):
         known = match_mistake(answer.detach().float(), mistakes(batch, actor, actor_target), tol=1e-5)
         return report(known.splitlines() if known else [_unknown_problem(fn, answer.detach(), right)], "")
+    wrong_dtype = dtype_problem(answer, "a'")
+    if wrong_dtype:
+        return report([f"the values are right, but {wrong_dtype}"], "")
     if answer.requires_grad:
         return report(
             [

@@ -16,7 +16,7 @@ import math
 import torch
 
 from ..target import smooth_target_action
-from . import Mistake, checker, close, match_mistake, report, run_safely
+from . import Mistake, changed, checker, close, dtype_problem, match_mistake, report, run_safely, snapshot
 
 LOW = torch.tensor([0.0, -1.0])
 HIGH = torch.tensor([2.0, 3.0])
@@ -132,9 +132,19 @@ def _run(
 ) -> tuple[torch.Tensor | None, str | None]:
     """The student's a~ for `action`, or the sentence that says why there is none."""
     what = f"smooth_normalised(action, low, high, {sigma}, {c}, generator)"
-    out, problem = run_safely(fn, action, LOW.clone(), HIGH.clone(), sigma, c, generator, what=what)
+    bounds = {"low": LOW.clone(), "high": HIGH.clone()}
+    before = snapshot(bounds)
+    out, problem = run_safely(fn, action, *bounds.values(), sigma, c, generator, what=what)
     if problem:
         return None, problem
+    altered = changed(before, bounds)
+    if altered:
+        return None, (
+            f"your function changed the given {' and '.join(altered)} in place ({altered[0]}.fill_(...),"
+            f" {altered[0]}.clamp_(...) or {altered[0]} += ...?): in the agent these are agent.action_low and"
+            " agent.action_high, the bounds of the action space, which every later call reads again. Leave them"
+            " as they are and build new tensors from them, centre = (high + low) / 2 and h = (high - low) / 2"
+        )
     if not isinstance(out, torch.Tensor):
         return None, f"it returned a {type(out).__name__}, expected a torch.Tensor of smoothed actions"
     if tuple(out.shape) != tuple(action.shape):
@@ -142,7 +152,10 @@ def _run(
             f"it returned shape {tuple(out.shape)} for actions of shape {tuple(action.shape)}: one smoothed"
             " action per row, the shape of a'"
         )
-    return out.detach().float(), None
+    problem = dtype_problem(out, "a~")
+    if problem:
+        return None, problem
+    return out.detach(), None
 
 
 def _noise_problems(wide: torch.Tensor, centre: torch.Tensor) -> list[str]:

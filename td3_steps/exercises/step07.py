@@ -2,7 +2,7 @@
 
 The student writes `fn(batch, next_action, critics, critic_targets) -> (Q_t1, Q_t2, ...)`. The case
 is built so that every wrong input gives a different answer: critics that have moved away from
-their targets, and a batch whose s, s', a and a~ all differ. It runs with two target critics and
+their targets, and a batch whose s, s', a and a~ all differ, a~ in Pendulum's [-2, 2]. It runs with two target critics and
 with three, so a function written for exactly two shows. `mistakes` names each wrong answer.
 """
 
@@ -14,9 +14,10 @@ import torch
 
 from ..networks import Critics, make_target
 from ..replay_memory import Batch
-from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, dtype_problem, match_mistake, report, run_safely, snapshot
 
 CASES = ((2, 0), (3, 1))  # (number of critics, seed)
+MAX_ACTION = 2.0  # a~ lies in [-2, 2], Pendulum's torque range, so a clip to the tutorials' [-1, 1] shows
 RIGHT = "critic_targets(batch.next_obs, next_action), one (N, 1) column per target critic"
 
 
@@ -30,7 +31,7 @@ def target_case(n_critics: int, seed: int, n: int = 24) -> tuple[Batch, torch.Te
             for p in critics.parameters():
                 p.add_(0.5 * torch.randn_like(p))  # as after many critic updates
         batch = Batch(torch.randn(n, 3), torch.rand(n, 2), torch.randn(n, 1), torch.randn(n, 3), torch.zeros(n, 1))
-        next_action = torch.rand(n, 2) * 2 - 1
+        next_action = (torch.rand(n, 2) * 2 - 1) * MAX_ACTION
     return batch, next_action, critics, critic_targets
 
 
@@ -99,6 +100,14 @@ def mistakes(batch: Batch, next_action: torch.Tensor, critics: Critics, critic_t
                 (right[0],) * n,
                 "every Q-value comes from target critic 1: score once with each target critic (the twins are"
                 " different networks)",
+            ),
+            Mistake(
+                critic_targets(batch.next_obs, next_action.clamp(-1.0, 1.0)),
+                f"you clipped a~ to [-1, 1] before scoring it: next_action is already within the action space's"
+                f" bounds (step 6 clipped it to [low, high], here [-{MAX_ACTION:g}, {MAX_ACTION:g}] like Pendulum's"
+                " torque), so a clip to [-1, 1] (the max_action = 1 of many tutorials) moves every a~ beyond +-1 onto +-1, actions"
+                " the smoothed policy did not choose."
+                f" Score next_action as it is: {RIGHT}",
             ),
             Mistake(
                 tuple(batch.reward + q for q in right),
@@ -175,6 +184,9 @@ def check_target_q_values(fn) -> bool:
                     ],
                     "",
                 )
+            problems = [dtype_problem(q, f"Q_t{i}") for i, q in enumerate(answer, start=1)]
+            if any(problems):
+                return report([next(problem for problem in problems if problem)], "")
             continue
         known = match_mistake(answer, mistakes(batch, next_action, critics, critic_targets), tol=1e-5)
         if known:
@@ -192,7 +204,8 @@ def check_target_q_values(fn) -> bool:
         if not isinstance(answer, tuple) or not all(isinstance(q, torch.Tensor) for q in answer):
             return report([f"it returned a {type(answer).__name__}: return a tuple of tensors, {RIGHT}"], "")
         if len(answer) != n_critics:
-            return report([f"with {n_critics} target critics it returned {len(answer)} Q-values: {RIGHT}"], "")
+            returned = f"{len(answer)} Q-value{'' if len(answer) == 1 else 's'}"
+            return report([f"with {n_critics} target critics it returned {returned}: {RIGHT}"], "")
         return report(
             [
                 f"the Q-values match no target critic on (s', a~), nor a known mix of networks, states and actions: {RIGHT}"

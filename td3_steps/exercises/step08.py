@@ -12,7 +12,7 @@ import functools
 
 import torch
 
-from . import Mistake, checker, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, dtype_problem, match_mistake, report, run_safely
 
 ANY_NUMBER = "write it for any number of critics (a loop over q_values, or one (B, n) table and its minimum per row)"
 
@@ -134,7 +134,8 @@ def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:
             " estimate: take the .values of the (values, indices) pair"
         )
     if close(answer, expected_min(qs)):
-        return None
+        wrong_dtype = dtype_problem(answer, "the minimum")
+        return f"the values are right, but {wrong_dtype}" if wrong_dtype else None
     return match_mistake(answer, _known_mistakes(qs)) or (
         f"the result (shape {tuple(answer.shape)}) is not the element-wise minimum, a ({len(qs[0])}, 1) column"
         " holding the smaller estimate of each transition"

@@ -3,30 +3,31 @@
 The student writes `fn(reward, terminated, truncated, next_q, gamma) -> y`. All tensors are (B, 1).
 The batch hands over `truncated` too, as a replay memory may store it, and the exercise is to use
 only `terminated`: a transition cut by the time limit still bootstraps. `mistakes` holds the wrong
-targets students write, each computed on the case, with what to tell them.
+targets students write, each computed on the case, with what to tell them. The case runs with two
+gammas, so that a gamma written into the code instead of the argument shows.
 """
 
 from __future__ import annotations
 
 import torch
 
-from . import Mistake, checker, close, match_mistake, report, run_safely
+from . import Mistake, checker, close, dtype_problem, match_mistake, report, run_safely
 
 RIGHT = "y = r + gamma * (1 - terminated) * next_q"
 ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
 INPUTS = ("reward", "terminated", "truncated", "next_q")
+GAMMAS = (0.9, 0.8)  # the case runs with each: a gamma written into the code instead of the argument passes one only
 
 
-def bellman_case() -> dict:
+def bellman_case(gamma: float = GAMMAS[0]) -> dict:
     """Six hand-made transitions: ordinary, terminated, truncated, both, and two more ordinary ones.
 
-    Returns the inputs and the right target, y = r + gamma * (1 - terminated) * next_q.
+    Returns the inputs, `gamma` and the right target, y = r + gamma * (1 - terminated) * next_q.
     """
     reward = torch.tensor([[-1.0], [-2.0], [-3.0], [-4.0], [0.5], [-0.25]])
     terminated = torch.tensor([[0.0], [1.0], [0.0], [1.0], [0.0], [0.0]])
     truncated = torch.tensor([[0.0], [0.0], [1.0], [1.0], [0.0], [0.0]])
     next_q = torch.tensor([[-10.0], [-20.0], [-30.0], [-40.0], [8.0], [-6.0]])
-    gamma = 0.9
     y = reward + gamma * (1.0 - terminated) * next_q
     return {
         "reward": reward,
@@ -85,7 +86,8 @@ def mistakes(case: dict) -> list[Mistake]:
                 r + g * (1 - term) * q,
                 f"you used gamma = {g} instead of the gamma passed in ({gamma} here): use the argument",
             )
-            for g in (0.99, 0.98)
+            for g in (0.99, 0.98, *GAMMAS)
+            if g != gamma
         ),
     ]
 
@@ -112,10 +114,31 @@ def _flat_problem(answer: torch.Tensor, y: torch.Tensor) -> str:
     )
 
 
-def _rows_problem(y: torch.Tensor, expected: torch.Tensor) -> str:
+def _rows_problem(y: torch.Tensor, case: dict) -> str:
+    expected = case["y"]
     wrong = [i for i in range(len(y)) if not torch.isclose(y[i, 0], expected[i, 0])]
     rows = "; ".join(f"row {i + 1} ({ROWS[i]}): {y[i, 0]:.2f}, expected {expected[i, 0]:.2f}" for i in wrong)
-    return f"y is wrong on {rows}. {RIGHT}"
+    return f"with gamma = {case['gamma']}, y is wrong on {rows}. {RIGHT}"
+
+
+def _value_problem(answer: torch.Tensor, case: dict) -> str | None:
+    """What is wrong with the values of a (B, 1) answer on `case`, or None."""
+    y = answer.detach().float()
+    if close(y, case["y"]):
+        return None
+    return match_mistake(y, mistakes(case)) or _rows_problem(y, case)
+
+
+def _other_gamma_problem(fn) -> str | None:
+    """The answer with the case's second gamma: right on the first, it may hold that gamma in place of the argument."""
+    case = bellman_case(GAMMAS[1])
+    answer, problem, _ = _call(fn, case)
+    if problem:
+        return problem
+    if not isinstance(answer, torch.Tensor) or answer.shape != case["y"].shape:
+        shape = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
+        return f"with gamma = {case['gamma']}, y is {shape} instead of a ({len(case['y'])}, 1) tensor: {RIGHT}"
+    return _value_problem(answer, case)
 
 
 def _gradient_problem(y: torch.Tensor, next_q: torch.Tensor) -> str:
@@ -167,15 +190,8 @@ def check_bellman_target(fn) -> bool:
     if tuple(answer.shape) != (batch, 1):
         return report(problems + [f"y has shape {tuple(answer.shape)}, expected ({batch}, 1): one target per row"], "")
 
-    y = answer.detach().float()
-    if not close(y, case["y"]):
-        problems.append(match_mistake(y, mistakes(case)) or _rows_problem(y, case["y"]))
-    if answer.dtype != torch.float32:
-        problems.append(
-            f"y is {answer.dtype}, but the batch's tensors are torch.float32: y must stay float32 like the rewards"
-            " and Q-values it meets (a float64 y turns step 11's loss float64 too): build it from the inputs as"
-            " given, without .double() or float64 NumPy arrays"
-        )
+    problems.append(_value_problem(answer, case) or _other_gamma_problem(fn))
+    problems.append(dtype_problem(answer, "y"))
 
     grad_q = case["next_q"].clone().requires_grad_(True)
     with_grad, problem, _ = _call(fn, case, next_q=grad_q)
@@ -184,6 +200,6 @@ def check_bellman_target(fn) -> bool:
     elif isinstance(with_grad, torch.Tensor) and with_grad.requires_grad:
         problems.append(_gradient_problem(with_grad, grad_q))
     return report(
-        problems,
+        [p for p in problems if p],
         "y = r + gamma * (1 - terminated) * next_q: terminated stops the bootstrap, truncated does not, no gradient.",
     )

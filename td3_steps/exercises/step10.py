@@ -74,7 +74,7 @@ def _raised(problem: str) -> str:
 def _left_alone_problem(
     inputs: dict[str, torch.Tensor], now: dict[str, torch.Tensor], nets: list[nn.Module]
 ) -> str | None:
-    """Step 10 only reads: obs and action keep their values, and every critic stays trainable."""
+    """Step 10 only reads: obs and action keep their values, and every critic stays a trainable float32 network."""
     altered = changed(inputs, now)
     if altered:
         return (
@@ -83,6 +83,13 @@ def _left_alone_problem(
             f" new tensors, {RIGHT}"
         )
     for i, net in enumerate(nets):
+        dtypes = {p.dtype for p in net.parameters()} - {torch.float32}
+        if dtypes:
+            return (
+                f"your function converted critic_nets[{i}] to {dtypes.pop()}: .double(), .half() or .to(...) on a"
+                " network converts the given network itself, in place, so every later step meets a critic of"
+                f" another dtype than the batch's float32 tensors. Score with the critics as they are, {RIGHT}"
+            )
         frozen = [p for p in net.parameters() if not p.requires_grad]
         if frozen:
             total = len(list(net.parameters()))
@@ -125,6 +132,9 @@ def check_current_q(fn) -> bool:
     inputs = snapshot({"obs": obs, "action": action})
     for n in (2, 3):
         nets = critic_nets(n)
+        with torch.no_grad():  # before the call, on the networks as given
+            right = tuple(net(torch.cat([obs, action], dim=1)) for net in nets)
+        known_mistakes = mistakes(nets, obs, action)
         answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics")
         if problem:
             return report([_raised(problem)], "")
@@ -133,10 +143,8 @@ def check_current_q(fn) -> bool:
             return report([problem], "")
         if isinstance(answer, list):
             answer = tuple(answer)
-        with torch.no_grad():
-            right = tuple(net(torch.cat([obs, action], dim=1)) for net in nets)
         if not close(answer, right, tol=1e-6):
-            known = match_mistake(answer, mistakes(nets, obs, action), tol=1e-6)
+            known = match_mistake(answer, known_mistakes, tol=1e-6)
             if known:
                 return report([known], "")
             if isinstance(answer, torch.Tensor):

@@ -14,7 +14,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from . import Mistake, checker, close, match_mistake, report, run_safely
+from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 
 CRITICS = (2, 3)  # TD3 has two; the student's code must not depend on it
 
@@ -109,15 +109,28 @@ def _shape_problem(loss: torch.Tensor, n: int, batch: int) -> str:
     return f"your loss has shape {shape}: it must be one number, averaged over the batch and summed over the critics"
 
 
+def _in_place_problem(name: str) -> str:
+    return (
+        f"your function changed {name} in place (an underscore method such as .squeeze_(), or {name} -= ...): the"
+        " caller's tensor changed with it. Leave the inputs as they are and compute with new tensors; Q and y"
+        " are both (B, 1) as given, so no reshaping is needed"
+    )
+
+
 @checker
 def check_critic_loss(fn) -> bool:
     """Check `fn(q_values, y) -> L` with two critics and with three."""
     cases, failure = [], None  # (q_values, y, loss) of each case that returned a one-number tensor
     for n in CRITICS:
         qs, y = loss_case(n)
+        inputs = {"y": y, **{f"q_values[{i}]": q for i, q in enumerate(qs)}}
+        before = snapshot(inputs)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes: the reply says more
-            loss, failure = run_safely(fn, qs, y.clone(), what=f"my_loss(q_values, y) with {n} critics")
+            loss, failure = run_safely(fn, qs, y, what=f"my_loss(q_values, y) with {n} critics")
+        altered = changed(before, inputs)
+        if altered:
+            return report([_in_place_problem(altered[0])], "")
         if failure is None and not isinstance(loss, torch.Tensor):
             failure = (
                 f"the loss is a {type(loss).__name__}: return a torch.Tensor (no .item()), so that step 12 can"

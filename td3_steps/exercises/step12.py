@@ -5,7 +5,9 @@ critics score (obs, action), the loss is MSE(Q_1, y) + MSE(Q_2, y), the gradient
 cleared, the loss is backpropagated and the given optimizer (Adam) takes one step; the loss
 measured before the step is returned as a float. The checker calls it three times in a row
 on each case, so gradients left over from one call show in the next, and compares the
-critics after every call with the ways of doing step 12 that students write (MISTAKES).
+critics after every call with the ways of doing step 12 that students write (MISTAKES); the
+given optimizer must be the one that stepped (`optimizer_steps`), even when an optimizer of the
+student's own lands on the same weights.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ MISTAKES = {
     " but its tiny epsilon (as step 11 said), so the critics moved almost, not exactly, as one Adam step on the"
     " course's loss moves them. Backpropagate the sum, MSE(Q1, y) + MSE(Q2, y).",
 }
+OWN_OPTIMIZER = (
+    "the `optimizer` you are given did not step (its Adam state shows no step): the critics were moved by an"
+    " optimizer of your own, or a step written by hand. Step the given one, optimizer.step(): it holds the learning rate chosen for the"
+    " critics and Adam's running averages m and v, kept from one call to the next."
+)
 NO_GRAD = (
     ": the loss has no gradient history. Compute the Q-values and the loss outside torch.no_grad() and without"
     " .detach(), so that loss.backward() reaches the critics' weights (only y is built without gradient, in step 9)."
@@ -86,7 +93,13 @@ def _trajectory(critics, obs, action, y, variant: str) -> tuple[list[list[torch.
     return params, losses
 
 
-def _value_problem(returned, call: int, losses: list[float]) -> str | None:
+def optimizer_steps(optimizer: torch.optim.Optimizer) -> int:
+    """How many steps an Adam optimizer has taken, summed over its parameters (0 before its first step): it grows
+    with every optimizer.step() on a parameter with a gradient, and only then."""
+    return sum(int(state["step"]) for state in optimizer.state.values() if "step" in state)
+
+
+def _value_problem(returned, call: int, losses: list[float], batch: int) -> str | None:
     """What is wrong with the returned loss, or None."""
     expected = losses[call]
     if isinstance(returned, torch.Tensor):
@@ -100,6 +113,10 @@ def _value_problem(returned, call: int, losses: list[float]) -> str | None:
                                   " update is the same either way, but step 12 reports the course's loss)."),
             Mistake(losses[call + 1], "you returned the loss after the step: return the one you backpropagated."),
             Mistake(-expected, "you returned the loss with its sign flipped: return the loss itself."),
+            Mistake(expected * batch, "you summed the squared errors over the batch (reduction='sum'): take their"
+                                      " MEAN, F.mse_loss(q, y) as it is, so the loss does not grow with the batch"
+                                      " size (Adam's step barely changes, as a constant factor on the loss cancels"
+                                      " in its update, but the loss you return and log does)."),
         ],
     )  # fmt: skip
     if known:
@@ -118,8 +135,9 @@ def check_update_critics(update_critics) -> bool:
         runs = {variant: _trajectory(critics, obs, action, y, variant) for variant in ("correct", *MISTAKES)}
         expected_params, expected_losses = runs["correct"]
         optimizer = torch.optim.Adam(critics.parameters(), lr=LEARNING_RATE)
+        stepped = []  # per call, whether the given optimizer stepped (a new one each call moves as it on call 1)
         for call in range(STEPS):
-            before = snapshot(critics)
+            before, steps = snapshot(critics), optimizer_steps(optimizer)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes: the reply says more
                 returned, problem = run_safely(update_critics, critics, optimizer, obs, action, y, what=CALL)
@@ -139,17 +157,20 @@ def check_update_critics(update_critics) -> bool:
                      " (critics(obs, action) returns both)."],
                     "",
                 )  # fmt: skip
+            stepped.append(optimizer_steps(optimizer) > steps)
             now = [p.detach().clone() for p in critics.parameters()]
             if not close(now, expected_params[call]):
                 table = [Mistake(runs[variant][0][call], message) for variant, message in MISTAKES.items()]
                 return report(
-                    [match_mistake(now, table)
+                    [match_mistake(now, table) or (None if stepped[-1] else OWN_OPTIMIZER)
                      or f"after call {call + 1} your critics differ from one Adam step on MSE(Q1, y) + MSE(Q2, y):"
                      " compute the loss from critics(obs, action) and y, then zero_grad, backward and step with the"
                      " optimizer you are given."],
                     "",
                 )  # fmt: skip
-            problem = _value_problem(returned, call, expected_losses)
+            problem = _value_problem(returned, call, expected_losses, len(y))
             if problem:
                 return report([problem], "")
+        if not all(stepped):  # the critics moved as the given optimizer would move them, but another one moved them
+            return report([OWN_OPTIMIZER], "")
     return report([], "one Adam step on both critics, gradients cleared first, the loss returned.")

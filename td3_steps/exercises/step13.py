@@ -6,9 +6,10 @@ When the actor is due (critic_updates = d, 2d, 3d, ...) it takes one Adam step o
 J = -mean Q_1(s, pi(s)) with the critics frozen, and returns J; otherwise it changes nothing.
 
 The checker plays the schedule where the two counters differ: a 1,000-step warm-up, then one
-critic update every other environment step (train_freq = 2), for d = 2 and d = 3, and steps a
-reference actor (td3_steps.actor_update) beside the student's. SCHEDULE_MISTAKES, LOSS_MISTAKES
-and ACTION_MISTAKES hold the wrong answers students give, each with the reply that names it.
+critic update every other environment step (train_freq = 2), 10 updates with d = 2 and 8 with
+d = 3, and steps a reference actor (td3_steps.actor_update) beside the student's; the given
+optimizer must be the one that stepped. SCHEDULE_MISTAKES, LOSS_MISTAKES and ACTION_MISTAKES
+hold the wrong answers students give, each with the reply that names it.
 """
 
 from __future__ import annotations
@@ -21,9 +22,14 @@ from td3_steps.actor_update import actor_update, policy_update_due
 from td3_steps.networks import Actor, Critics
 
 from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
+from .step12 import optimizer_steps
 
-LEARNING_STARTS, TRAIN_FREQ, UPDATES = 1_000, 2, 6  # the schedule: updates at env steps 1002, 1004, ...
-DELAYS = (2, 3)
+LEARNING_STARTS, TRAIN_FREQ = 1_000, 2  # the schedule: critic updates at env steps 1002, 1004, ...
+# {d: the critic updates played with it}: a counter of the function's own calls (a global) is 10 ahead of
+# critic_updates in the d = 3 run, out of phase with it (and with env_step // 2, 500 ahead), and the 18 calls of a
+# check, a multiple of 2 and 3, bring it back to the same phase, so that every re-run of the check finds it again
+UPDATES = {2: 10, 3: 8}
+DELAYS = tuple(UPDATES)
 LEARNING_RATE = 1e-2
 ACTION_SPREAD = 0.8  # the std of the test actor's outputs before tanh (see case)
 
@@ -51,7 +57,7 @@ SCHEDULE_MISTAKES = [  # (when the wrong schedule moves the actor, what to tell 
         lambda step, k, d: (step // TRAIN_FREQ) % d == 0,
         "you counted critic updates from the environment step (env_step // 2): the 1,000 warm-up steps had no"
         " critic update, so that count runs 500 ahead of critic_updates, and with d = 3 the actor moved after"
-        " updates 1, 4 instead of 3, 6. Test the critic_updates argument: critic_updates % d == 0",
+        " updates 1, 4, 7 instead of 3, 6. Test the critic_updates argument: critic_updates % d == 0",
     ),
     (
         lambda step, k, d: (k - 1) % d == 0,
@@ -67,7 +73,20 @@ SCHEDULE_MISTAKES = [  # (when the wrong schedule moves the actor, what to tell 
         lambda step, k, d: k % d != 0,
         "the test is inverted: the actor moves when critic_updates % d == 0, and rests in between",
     ),
+    (
+        lambda step, k, d: (_calls_before(d) + k) % d == 0,
+        "the actor moved after every d-th call of your function, not after every d-th critic update: a counter"
+        " of your own (a global?) counts on from one run of the schedule to the next, here 10 calls with d = 2"
+        " then 8 with d = 3, and from one run of the cell to the next. Test the critic_updates argument:"
+        " critic_updates % d == 0",
+    ),
 ]
+
+
+def _calls_before(d: int) -> int:
+    """How many calls the check makes before its run with delay d."""
+    return sum(UPDATES[earlier] for earlier in DELAYS[: DELAYS.index(d)])
+
 
 LOSS_MISTAKES = [  # (the wrong J from critic 1 and critic 2's values of pi(s), what to tell the student)
     (
@@ -146,12 +165,12 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
     reference = copy.deepcopy(actor)
     reference_optimizer = torch.optim.Adam(reference.parameters(), lr=LEARNING_RATE)
     moved, returned, problems = [], [], []
-    for k in range(1, UPDATES + 1):
+    for k in range(1, UPDATES[d] + 1):
         step = LEARNING_STARTS + TRAIN_FREQ * k
         with torch.no_grad():
             actions = actor(obs)
             q1, q2 = critics(obs, actions)
-        actor_before, critics_before = snapshot(actor), snapshot(critics)
+        actor_before, critics_before, steps = snapshot(actor), snapshot(critics), optimizer_steps(optimizer)
         for p in critics.parameters():
             p.grad = None
         loss, problem = run_safely(
@@ -171,15 +190,17 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
             critics.requires_grad_(True)  # a step that left them frozen has its problem already
             actor_update(reference, critics, obs, reference_optimizer)
             if moved[-1] and not problem:
-                problem = _step_problem(loss, q1, q2, actions, actor, critics, obs, reference)
+                stepped = optimizer_steps(optimizer) > steps
+                problem = _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped)
         if problem:
             problems.append(problem)
     return moved, returned, problems[:1]
 
 
-def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference) -> str | None:
+def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped: bool) -> str | None:
     """What is wrong with a due step that returned `loss`. actions: pi(s) before it, and q1, q2 the critics'
-    values of them; reference: an actor stepped by td3_steps.actor_update alongside the student's."""
+    values of them; reference: an actor stepped by td3_steps.actor_update alongside the student's; stepped:
+    whether the given optimizer took the step."""
     expected = -q1.mean()
     if loss is None:
         return "your function stepped the actor but returned None: return J, the loss it stepped on"
@@ -193,6 +214,12 @@ def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference) -> str 
         return match_mistake(loss, table) or (
             f"your J is {float(loss):.4g}, expected {float(expected):.4g} = -mean Q1(s, pi(s)): critic 1 scores"
             " the actor's own actions actor(obs)"
+        )
+    if not stepped:
+        return (
+            "J is right, but the `optimizer` you are given did not step (its Adam state shows no step): the actor"
+            " was moved by an optimizer of your own (a new Adam built inside the function, or SGD?). Step the given"
+            " one, optimizer.step(): it keeps Adam's running averages m and v from one due call to the next"
         )
     if all(close(p, q) for p, q in zip(actor.parameters(), reference.parameters())):
         return None
@@ -223,12 +250,12 @@ def check_delayed_actor(fn) -> bool:
     patterns, returns, problems = [], [], []
     for d in DELAYS:
         moved, returned, run_problems = _run(fn, d)
-        if len(moved) < UPDATES:  # it raised
+        if len(moved) < UPDATES[d]:  # it raised
             return report(run_problems, "")
         patterns.append(moved)
         returns.append(returned)
         problems += run_problems
-    calls = [[(LEARNING_STARTS + TRAIN_FREQ * k, k, d) for k in range(1, UPDATES + 1)] for d in DELAYS]
+    calls = [[(LEARNING_STARTS + TRAIN_FREQ * k, k, d) for k in range(1, UPDATES[d] + 1)] for d in DELAYS]
     expected = [[policy_update_due(k, d) for _, k, d in run] for run in calls]
     if not any(map(any, patterns)) and returns == expected:
         return report(

@@ -3,10 +3,13 @@
 The student writes `soft_update(online, target, tau) -> None`, which moves every parameter of
 `target` in place: theta' <- tau * theta + (1 - tau) * theta'. The checker tries tau = 0.1,
 0.005 and 1 on small actors whose target differs from the online network, and names the
-formulas students write instead (MISTAKES).
+formulas students write instead (MISTAKES), a fixed tau of their own and an update done twice
+(`polyak_slip`, which step 15's checker shares).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -15,6 +18,7 @@ from td3_steps.networks import Actor, make_target
 
 TAUS = (0.1, 0.005, 1.0)
 CALL = "soft_update(online, target, tau)"
+MATCH_TOL = 1e-5  # a wrong update with tau = 0.005 moves a target by about 1e-4: tell it from no move
 
 # (the target a wrong formula gives from theta (online), theta' (old target) and tau, what to say)
 MISTAKES = [
@@ -46,6 +50,38 @@ MISTAKES = [
         "the target moved away from the online network: the step is theta' + tau * (theta - theta'), a plus sign.",
     ),
 ]
+
+
+def polyak(online: list[torch.Tensor], target: list[torch.Tensor], tau: float) -> list[torch.Tensor]:
+    """Where one Polyak step from `target` toward `online` lands: tau * theta + (1 - tau) * theta'."""
+    return [tau * o + (1 - tau) * t for o, t in zip(online, target)]
+
+
+def _fitted_tau(online: list[torch.Tensor], before: list[torch.Tensor], after: list[torch.Tensor]) -> float | None:
+    """The tau of the one Polyak step from `before` toward `online` that lands on `after`, if one does."""
+    toward = torch.cat([(o - b).flatten() for o, b in zip(online, before)])
+    moved = torch.cat([(a - b).flatten() for a, b in zip(after, before)])
+    if not toward.any():
+        return None
+    tau = float(toward @ moved / (toward @ toward))  # the least-squares fit of after - before = tau * toward
+    return tau if close(after, polyak(online, before, tau), tol=MATCH_TOL) else None
+
+
+def polyak_slip(online, before, after, tau: float, names: tuple[str, str], fixes: tuple[str, str]) -> str | None:
+    """The sentence for a target `after` that is one Polyak step from `before` toward `online`, but not with `tau`:
+    two steps of tau (the update done twice), or one step with a tau of its own (a fixed number instead of the
+    given tau); None when it is neither. `names`: (the target, the online network) as the reply calls them;
+    `fixes`: what to do instead in each of the two cases."""
+    fitted = _fitted_tau(online, before, after)
+    if fitted is None:
+        return None
+    target, toward = names
+    if math.isclose(fitted, 1 - (1 - tau) ** 2, rel_tol=1e-3):
+        return f"{target} took two Polyak steps toward {toward}: {fixes[0]}"
+    return (
+        f"{target} moved {fitted:.3g} of the way toward {toward}, a Polyak step with tau = {fitted:.3g}, but tau is"
+        f" {tau} here: {fixes[1]}"
+    )
 
 
 def _case(seed: int):
@@ -90,7 +126,7 @@ def check_soft_update(soft_update) -> bool:
                 "",
             )  # fmt: skip
         after = _params(target)
-        expected = [tau * t + (1 - tau) * b for t, b in zip(theta, before)]
+        expected = polyak(theta, before, tau)
         moved = changed(target_before, target)
         if not moved:
             return report(
@@ -98,9 +134,16 @@ def check_soft_update(soft_update) -> bool:
                  " p_target.copy_(...)); assigning a new tensor to a loop variable changes nothing."],
                 "",
             )  # fmt: skip
-        if not close(after, expected, tol=1e-5):
+        if not close(after, expected, tol=MATCH_TOL):
             table = [Mistake([wrong(t, b, tau) for t, b in zip(theta, before)], message) for wrong, message in MISTAKES]
-            known = match_mistake(after, table, tol=1e-5)
+            known = match_mistake(after, table, tol=MATCH_TOL) or polyak_slip(
+                theta,
+                before,
+                after,
+                tau,
+                ("the target", "the online network"),
+                ("update each target parameter once per call.", "use the argument tau, not a number of your own."),
+            )
             if known is None and len(moved) < len(before):
                 known = (
                     f"only {len(moved)} of {len(before)} parameter tensors moved: loop over every pair"

@@ -1,18 +1,16 @@
 """Checker for notebook 15's exercise: one whole TD3 iteration, with steps 13 to 15 completed.
 
 The student writes `td3_iteration(agent)`, one iteration on a TD3 agent (steps 4 to 15), and
-the checker runs it side by side with `TD3.train_step` on an identical agent: after every
-iteration, the critics, the actor and the three targets must agree, and the critic-update
-counter too. A large tau (0.4) and learning rate make every misplaced update visible, and the
+the checker runs it side by side with `TD3.train_step` on an identical agent, once with
+policy_delay 2 and once with 3: after every iteration, the critics, the actor and the three
+targets must agree, and the critic-update counter too. A large tau (0.4) and learning rate make every misplaced update visible, and the
 replies name the misplacements students write (a target updated every iteration, before its
 network's update, with a fixed tau, as an alias of the online network, with a Polyak formula of
 notebook 14's table of mistakes, or toward the other critic; the delay counted in environment
-steps; the wrong optimizer; polyak_update's arguments swapped).
+steps, or written in as 2; the wrong optimizer; polyak_update's arguments swapped).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import torch
@@ -20,6 +18,7 @@ import torch
 from td3_steps.agent import TD3
 from td3_steps.config import TD3Config
 from td3_steps.exercises import Mistake, checker, close, match_mistake, report, run_safely
+from td3_steps.exercises.step14 import MATCH_TOL, polyak, polyak_slip
 from td3_steps.exercises.step14 import MISTAKES as FORMULA_MISTAKES
 
 ITERATIONS = 4
@@ -29,17 +28,17 @@ CONFIG = TD3Config(
     learning_starts=0,
     batch_size=16,
     tau=0.4,  # not 0.5: tau and 1 - tau must differ
-    policy_delay=2,
     net_arch=(16, 16),
 )
-MATCH_TOL = 1e-5  # a wrong update with tau = 0.005 moves a target by about 1e-4: tell it from no move
+DELAYS = (2, 3)  # one run with each policy_delay: a delay written in as a number is right for one of them only
 GROUPS = ("actor", "actor_target", "critics", "critic_targets")
 TARGETS = ((14, "actor_target", "actor"), (15, "critic_targets", "critics"))  # (step, target, its online network)
 
 
-def _agent(seed: int = 0) -> TD3:
-    """A small TD3 agent on Pendulum-v1 whose memory holds 64 seeded transitions (no env steps taken)."""
-    agent = TD3("Pendulum-v1", config=CONFIG, seed=seed, device="cpu")
+def _agent(delay: int, seed: int = 0) -> TD3:
+    """A small TD3 agent on Pendulum-v1, policy_delay `delay`, whose memory holds 64 seeded transitions (no env
+    steps taken)."""
+    agent = TD3("Pendulum-v1", config=CONFIG.replace(policy_delay=delay), seed=seed, device="cpu")
     rng = np.random.default_rng(seed)
     for i in range(64):
         obs = rng.normal(size=3).astype(np.float32)
@@ -56,11 +55,6 @@ def _equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
     return all(torch.equal(x, z) for x, z in zip(a, b))
 
 
-def _lerp(online: list[torch.Tensor], target: list[torch.Tensor], tau: float) -> list[torch.Tensor]:
-    """Where one Polyak step from `target` toward `online` lands: tau * theta + (1 - tau) * theta'."""
-    return [tau * o + (1 - tau) * t for o, t in zip(online, target)]
-
-
 def _alias_problem(agent: TD3) -> str | None:
     for _, name, online in TARGETS:
         storage = {p.untyped_storage().data_ptr() for p in getattr(agent, online).parameters()}
@@ -73,7 +67,7 @@ def _alias_problem(agent: TD3) -> str | None:
     return None
 
 
-def _actor_problem(i: int, due: bool, before, ours, theirs, backpropagated: bool) -> str | None:
+def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backpropagated: bool) -> str | None:
     moved = not _equal(ours["actor"], before["actor"])
     if due and not moved and backpropagated:
         return (
@@ -87,9 +81,9 @@ def _actor_problem(i: int, due: bool, before, ours, theirs, backpropagated: bool
         )
     if moved and not due:
         return (
-            f"the actor moved at iteration {i}, but it moves only every d-th critic update: test"
-            " policy_update_due(agent.critic_updates, agent.config.policy_delay). The delay counts critic"
-            " updates, never environment steps (agent.num_steps)."
+            f"the actor moved at iteration {i}, but with agent.config.policy_delay = {delay} it moves only after"
+            f" critic updates {delay}, {2 * delay}, ...: test policy_update_due(agent.critic_updates,"
+            " agent.config.policy_delay). The delay counts critic updates, never environment steps (agent.num_steps)."
         )
     if due and not close(ours["actor"], theirs["actor"]):
         return (
@@ -106,7 +100,7 @@ def _swapped(before, ours, theirs) -> list[tuple[str, str]]:
         (name, online)
         for _, name, online in TARGETS
         if not close(ours[online], theirs[online])
-        and close(ours[online], _lerp(before[name], theirs[online], CONFIG.tau))
+        and close(ours[online], polyak(before[name], theirs[online], CONFIG.tau))
     ]
 
 
@@ -126,7 +120,7 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
     if not due or close(ours[name], theirs[name]):
         return None
     early = Mistake(
-        _lerp(before[online], before[name], CONFIG.tau),
+        polyak(before[online], before[name], CONFIG.tau),
         f"agent.{name} moved toward the {online} as they were before this iteration's updates: update the"
         f" {online} first, then the targets.",
     )
@@ -149,7 +143,7 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
         crossed = theirs[online][half:] + theirs[online][:half]
         mistakes.append(
             Mistake(
-                _lerp(crossed, before[name], CONFIG.tau),
+                polyak(crossed, before[name], CONFIG.tau),
                 "each critic target moved toward the OTHER critic: target i trails critic i, so pair"
                 " agent.critics.members[i] with agent.critic_targets.members[i], or call"
                 f" {call} for all of them at once.",
@@ -159,30 +153,19 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
     return known or _misplaced_problem(i, name, online, call, before[name], ours[name], theirs[online])
 
 
-def _fitted_tau(online: list[torch.Tensor], before: list[torch.Tensor], after: list[torch.Tensor]) -> float | None:
-    """The tau of the one Polyak step from `before` toward `online` that lands on `after`, if one does."""
-    toward = torch.cat([(o - b).flatten() for o, b in zip(online, before)])
-    moved = torch.cat([(a - b).flatten() for a, b in zip(after, before)])
-    if not toward.any():
-        return None
-    tau = float(toward @ moved / (toward @ toward))  # the least-squares fit of after - before = tau * toward
-    return tau if close(after, _lerp(online, before, tau), tol=MATCH_TOL) else None
-
-
 def _misplaced_problem(i: int, name: str, online: str, call: str, before, ours, theirs_online) -> str:
     """Where a delayed iteration's target landed, when it is none of the known mistakes: two Polyak steps, one with
     another tau, or only part of the target moved."""
-    tau = _fitted_tau(theirs_online, before, ours)
-    if tau is not None and math.isclose(tau, 1 - (1 - CONFIG.tau) ** 2, rel_tol=1e-3):
-        return (
-            f"at iteration {i} agent.{name} took two Polyak steps toward agent.{online}: call {call} once per"
-            " delayed iteration."
-        )
-    if tau is not None:
-        return (
-            f"agent.{name} moved {tau:.3g} of the way toward agent.{online}, a Polyak step with tau = {tau:.3g}, but"
-            f" tau is {CONFIG.tau} here: read it from agent.config.tau, {call}."
-        )
+    slip = polyak_slip(
+        theirs_online,
+        before,
+        ours,
+        CONFIG.tau,
+        (f"agent.{name}", f"agent.{online}"),
+        (f"call {call} once per delayed iteration.", f"read it from agent.config.tau, {call}."),
+    )
+    if slip:
+        return f"at iteration {i} {slip}"
     unmoved = [k for k, (a, b) in enumerate(zip(ours, before)) if torch.equal(a, b)]
     half = len(before) // 2  # critic_targets: the first half is critic 1's target, the second critic 2's
     members = (list(range(half)), list(range(half, len(before)))) if name == "critic_targets" else ()
@@ -200,39 +183,36 @@ def _misplaced_problem(i: int, name: str, online: str, call: str, before, ours, 
     return f"at iteration {i} agent.{name} is not where {call} puts it."
 
 
-@checker
-def check_td3_iteration(td3_iteration) -> bool:
-    """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents for four iterations
-    (policy_delay 2, tau 0.4) and compare all six networks and the critic-update counter."""
-    student, reference = _agent(), _agent()
+def _run(td3_iteration, delay: int) -> list[str]:
+    """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents with policy_delay `delay` for
+    ITERATIONS iterations: the problems of the first iteration that goes wrong, or none."""
+    student, reference = _agent(delay), _agent(delay)
     for i in range(1, ITERATIONS + 1):
         before = _snapshot(student)
         _, problem = run_safely(td3_iteration, student, what=f"td3_iteration(agent), iteration {i},")
         if problem:
-            return report([problem], "")
+            return [problem]
         if not all(p.requires_grad for p in student.critics.parameters()):
-            return report(
-                [f"after iteration {i} the critics' parameters still have requires_grad False: they were frozen"
-                 " (requires_grad_(False), for the actor's step?) and not unfrozen, so the next critic update has"
-                 " no gradient to follow. Unfreeze them after the actor's step, agent.critics.requires_grad_(True),"
-                 " or call actor_update, which does both."],
-                "",
-            )  # fmt: skip
+            return [
+                f"after iteration {i} the critics' parameters still have requires_grad False: they were frozen"
+                " (requires_grad_(False), for the actor's step?) and not unfrozen, so the next critic update has"
+                " no gradient to follow. Unfreeze them after the actor's step, agent.critics.requires_grad_(True),"
+                " or call actor_update, which does both."
+            ]
         reference.train_step()
         if student.critic_updates != reference.critic_updates:
-            return report(
-                [f"after iteration {i} agent.critic_updates is {student.critic_updates}, expected {i}: add 1 once"
-                 " per iteration, right after the critic update (the delay counts these)."],
-                "",
-            )  # fmt: skip
+            return [
+                f"after iteration {i} agent.critic_updates is {student.critic_updates}, expected {i}: add 1 once"
+                " per iteration, right after the critic update (the delay counts these)."
+            ]
         problem = _alias_problem(student)
         if problem:
-            return report([problem], "")
+            return [problem]
         ours, theirs = _snapshot(student), _snapshot(reference)
         due = not _equal(theirs["actor"], before["actor"])
         backpropagated = any(p.grad is not None for p in student.actor.parameters())
         swapped = _swapped(before, ours, theirs)
-        actor = _swapped_problem(i, swapped) or _actor_problem(i, due, before, ours, theirs, backpropagated)
+        actor = _swapped_problem(i, swapped) or _actor_problem(i, due, delay, before, ours, theirs, backpropagated)
         # a wrong actor update explains its target's position, and a swapped call its target's: those are not judged
         touched = backpropagated or not _equal(ours["actor"], before["actor"])
         explained = {name for name, _ in swapped} | ({"actor_target"} if actor and touched else set())
@@ -243,6 +223,22 @@ def check_td3_iteration(td3_iteration) -> bool:
             problems.append(
                 f"the critics differ from TD3.train_step after iteration {i}: keep steps 4 to 12 as given (the"
                 " batch and then the smoothing noise are drawn from agent.update_rng, in that order)."
+            )
+        if problems:
+            return problems
+    return []
+
+
+@checker
+def check_td3_iteration(td3_iteration) -> bool:
+    """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents for four iterations (tau 0.4), with
+    policy_delay 2 and then 3, and compare all six networks and the critic-update counter."""
+    for delay in DELAYS:
+        problems = _run(td3_iteration, delay)
+        if problems and delay != DELAYS[0]:  # right with the first delay: is that delay written in?
+            problems.append(
+                f"all was right with policy_delay = {DELAYS[0]}, and this run has policy_delay = {delay}: is a"
+                f" {DELAYS[0]} written in? Read the delay from agent.config.policy_delay."
             )
         if problems:
             return report(problems, "")

@@ -239,4 +239,3 @@ def test_make_env_names_a_bad_render_mode_and_a_module_that_is_not_there():
         make_env("Pendulum-v1", render_mode=5)
     with pytest.raises(ValueError, match="Cannot make environment 'no_such_module:Env-v0': No module named"):
         make_env("no_such_module:Env-v0")
-

@@ -141,6 +141,31 @@ def keeping_position_outside():
     return add
 
 
+def add_first_action_number(memory, obs, action, reward, next_obs, terminated, truncated):
+    """action_dim 1 written in: action[0] fills every action dimension."""
+    add_right(memory, obs, [action[0]] * memory["action"].shape[1], reward, next_obs, terminated, truncated)
+
+
+def add_two_numbers_of_obs(memory, obs, action, reward, next_obs, terminated, truncated):
+    """obs_dim 2 written in: obs and next_obs stored two numbers at a time."""
+    i = memory["position"]
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    for name, value in (("obs", obs), ("next_obs", next_obs)):
+        memory[name][i] = 0.0
+        memory[name][i, 0], memory[name][i, 1] = value[0], value[1]
+
+
+def add_whole_reward(memory, obs, action, reward, next_obs, terminated, truncated):
+    add_right(memory, obs, action, int(reward), next_obs, terminated, truncated)
+
+
+def add_next_obs_from_the_next_call(memory, obs, action, reward, next_obs, terminated, truncated):
+    """Takes the previous transition's next_obs from this obs, as if every transition followed the one before."""
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    if memory["size"] > 1:
+        memory["next_obs"][(memory["position"] - 2) % memory["capacity"]] = torch.as_tensor(obs)
+
+
 WRONG = {
     add_todo: "position never moves",
     add_nothing: "after one add the memory is still empty",
@@ -180,6 +205,11 @@ WRONG = {
     with_flags(lambda term, trunc: (False, trunc)): "memory['terminated'] stayed 0",
     with_flags(lambda term, trunc: (term, False)): "memory['truncated'] stayed 0",
     with_flags(lambda term, trunc: (term, term)): "store truncated as it is given",
+    add_first_action_number: "with obs_dim 4 and action_dim 2, transition 4's action is [24.0, -24.0], but its"
+    " slot holds [24.0, 24.0], action[0] in every number",
+    add_two_numbers_of_obs: "only its first 2 of 4 numbers were stored",
+    add_whole_reward: "the reward was rounded to a whole number",
+    add_next_obs_from_the_next_call: "holds [2.0, 12.0], the obs of transition 2: transition 1 ended its episode",
 }
 
 

@@ -72,6 +72,16 @@ def scale_in_float64(u, low, high):
     return scale_right(u.double(), low.double(), high.double())
 
 
+def scale_four_rows(u, low, high):
+    """The checker's first cases have four rows of u: range(4) written in."""
+    return torch.stack([scale_right(u[j], low, high) for j in range(4)])
+
+
+def scale_reseeding(u, low, high):
+    torch.manual_seed(0)  # a side effect on every later draw in the notebook
+    return scale_right(u, low, high)
+
+
 WRONG = {
     scale_todo: "right only when low = -high",
     lambda u, low, high: torch.maximum(low.abs(), high.abs()) * u: "You scaled u by the bound alone (max_action * u)",
@@ -98,7 +108,16 @@ WRONG = {
     scale_through_numpy_marked: "the action requires grad, but it is not computed from u",
     scale_through_numpy_plus_zero_u: "the gradient that reaches u is not that of the map",
     scale_in_float64: "the values are right, but the action is torch.float64, expected torch.float32",
+    scale_four_rows: "on a batch of 5 states, u has shape (5, 2) but your action has shape (4, 2)",
 }
+
+
+def test_a_global_seed_set_inside_the_map_is_refused_and_undone(capsys):
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    assert not check_scale_action(scale_reseeding)
+    assert "changed torch's global random state" in capsys.readouterr().out
+    assert torch.equal(torch.get_rng_state(), before)
 
 
 def test_names_each_wrong_map(assert_rejected):

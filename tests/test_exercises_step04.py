@@ -146,6 +146,16 @@ def wrapped_obs(values, j):
     return tensor.unsqueeze(1)
 
 
+def action_as_one_column(values, j):
+    """Every field but obs and next_obs viewed as a column: right only while the action has one number."""
+    tensor = torch.as_tensor(values, dtype=torch.float32)
+    return tensor if j in (0, 3) else tensor.view(-1, 1)
+
+
+def rounded_rewards(batch):
+    return batch._replace(reward=batch.reward.round())
+
+
 WRONG = {
     sample_todo: "reward has shape (16,), expected (16, 1)",
     sample_not_written: "is not written yet",
@@ -183,6 +193,9 @@ WRONG = {
     sample_and_pop: "changed the memory: it held 40 transitions before the call, 26 after",
     shuffle_then_take: "reordered the memory in place",
     sample_and_scale_stored_obs: "changed the stored transition storage[0]",
+    sampler(uniform, action_as_one_column): "whose actions have 2 numbers ([10 k, -10 k]) and whose rewards have a"
+    " fraction (100.25 k), action has shape (32, 1): .view(-1, 1)",
+    sampler(uniform, change=rounded_rewards): "the rewards were rounded to whole numbers",
 }
 
 

@@ -51,6 +51,15 @@ def through_a_trainable_copy(batch, actor, actor_target):
     return copy.deepcopy(actor_target).requires_grad_(True)(batch.next_obs)
 
 
+def clipped_to_the_stored_range(batch, actor, actor_target):  # per action dimension
+    action = batch.action
+    return right(batch, actor, actor_target).clamp(action.min(dim=0).values, action.max(dim=0).values)
+
+
+def clipped_to_all_stored_numbers(batch, actor, actor_target):
+    return right(batch, actor, actor_target).clamp(batch.action.min().item(), batch.action.max().item())
+
+
 def off_by_a_constant(batch, actor, actor_target):
     return right(batch, actor, actor_target) + 0.01
 
@@ -65,6 +74,8 @@ WRONG = {
     noisy: "two calls on the same batch and networks gave different a'",
     lambda batch, actor, actor_target: right(batch, actor, actor_target).clamp(-1, 1): "you clipped a' to [-1, 1]",
     lambda batch, actor, actor_target: actor_target(batch.obs + batch.next_obs): "you fed s + s'",
+    clipped_to_the_stored_range: "you clipped a' to the range of the stored actions in the batch",
+    clipped_to_all_stored_numbers: "you clipped a' to the range of the stored actions in the batch",
     off_by_a_constant: "matches none of pi_phi'(s'), pi_phi(s'), pi_phi'(s), pi_phi(s) (off from pi_phi'(s') by 0.010",
     normalises_next_obs_in_place: "changed batch.next_obs in place",
     unfreezes_the_target: "unfroze the actor target",

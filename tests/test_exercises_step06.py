@@ -160,6 +160,31 @@ def flattened(action, low, high, noise_std, noise_clip, generator=None):
     return right(action, low, high, noise_std, noise_clip, generator).reshape(-1)
 
 
+def two_dimensions_written_in(action, low, high, noise_std, noise_clip, generator=None):
+    """Right for the checker's two action dimensions; on Pendulum it broadcasts a~ to (N, 2)."""
+    eps = torch.randn(action.shape[0], 2, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def clip_bounds_swapped(action, low, high, noise_std, noise_clip, generator=None):
+    """torch.clamp with min > max sets every value to max: the noise is -c everywhere."""
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, noise_clip, -noise_clip))
+
+
+def u_clip_bounds_swapped(action, low, high, noise_std, noise_clip, generator=None):
+    centre, half = (high + low) / 2, (high - low) / 2
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return centre + half * torch.clamp((action - centre) / half + eps.clamp(-noise_clip, noise_clip), 1.0, -1.0)
+
+
+def reseeds_the_global_rng_from_the_generator(action, low, high, noise_std, noise_clip, generator=None):
+    """Reproducible, and new noise at each call, but every later draw in the notebook follows the new seed."""
+    torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=generator)))
+    eps = torch.randn(action.shape) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
 WRONG = {
     placeholder: "no noise was added",
     scaled_twice: "scaled twice",
@@ -186,6 +211,12 @@ WRONG = {
     zero_beyond_clip: "moves every value beyond +-c onto +-c",
     one_draw_per_row: "every dimension of a row got the same noise (correlation 1.00",
     reseeds_the_global_rng: "a second call with the same generator gave the same noise as the first",
+    two_dimensions_written_in: "on Pendulum's one action dimension (low = [-2], high = [2]), it returned shape"
+    " (64, 2) for actions of shape (64, 1)",
+    clip_bounds_swapped: "the noise in u is -c = -0.5 in every row and dimension: torch.clamp(eps, noise_clip,"
+    " -noise_clip)?",
+    u_clip_bounds_swapped: "every action came back as low: torch.clamp(u, 1, -1)?",
+    reseeds_the_global_rng_from_the_generator: "changed torch's global random state",
 }
 
 
@@ -198,3 +229,16 @@ def test_a_student_who_scaled_twice_is_not_told_to_scale_more(capsys):
     out = capsys.readouterr().out
     assert "(sigma h)" not in out and "expected sigma * h" not in out, out
     assert "expected sigma = 0.2 in every dimension" in out
+
+
+def test_a_swapped_clip_is_not_blamed_on_the_draw(capsys):
+    """clamp(eps, c, -c) gives the same noise in every row: the reply said to draw eps with the batch's shape."""
+    assert not check_smooth_target_action(clip_bounds_swapped)
+    assert "every row got the same noise" not in capsys.readouterr().out
+
+
+def test_a_global_seed_set_inside_is_undone(capsys):
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    assert not check_smooth_target_action(reseeds_the_global_rng_from_the_generator)
+    assert torch.equal(torch.get_rng_state(), before)

@@ -70,6 +70,11 @@ def reward_added(batch, a, critics, targets):
     return tuple(batch.reward + q for q in right(batch, a, critics, targets))
 
 
+def with_their_minimum(batch, a, critics, targets):
+    q_values = right(batch, a, critics, targets)
+    return q_values, torch.min(*q_values)
+
+
 WRONG = {
     lambda batch, a, critics, targets: critics(batch.next_obs, a): "you used the online critics",
     lambda batch, a, critics, targets: targets(batch.obs, a): "you scored s (batch.obs)",
@@ -95,6 +100,7 @@ WRONG = {
     clips_to_unit_range: "you clipped a~ to [-1, 1] before scoring it",
     in_float64: "Q_t1 is torch.float64, expected torch.float32",
     first_only: "with 2 target critics it returned 1 Q-value: ",
+    with_their_minimum: "it returned 2 items, and item 1 is a tuple of length 2, not a tensor",
 }
 
 

@@ -43,6 +43,18 @@ def no_gamma_and_done(reward, terminated, truncated, next_q, gamma):
         return reward + (1 - torch.maximum(terminated, truncated)) * next_q
 
 
+def batch_size_written_in(reward, terminated, truncated, next_q, gamma):
+    with torch.no_grad():
+        return reward + gamma * (torch.ones(6, 1) - terminated) * next_q
+
+
+def filled_row_by_row(reward, terminated, truncated, next_q, gamma):
+    y = torch.zeros(6, 1)
+    for i in range(len(reward)):
+        y[i] = reward[i] + gamma * (1 - terminated[i]) * next_q[i].detach()
+    return y
+
+
 WRONG = {
     target(lambda term, trunc: 1 - torch.maximum(term, trunc)): "you used a done flag",
     target(lambda term, trunc: 1 - (term + trunc).clamp(max=1)): "you used a done flag",
@@ -64,6 +76,9 @@ WRONG = {
     in_place: "changed reward in place",
     lambda r, term, trunc, q, gamma: right(r, term, trunc, q, gamma).tolist(): "returned a list",
     lambda r, term, trunc, q, gamma: r + gamma * (1 - term) @ q: "raised RuntimeError",
+    batch_size_written_in: "with gamma = 0.8 and a batch of 5 transitions, my_target(",
+    filled_row_by_row: "with gamma = 0.8 and a batch of 5 transitions, y is (6, 1) instead of a (5, 1) tensor: was the"
+    " batch size 6 written into the code?",
 }
 
 

@@ -69,6 +69,16 @@ def converts_the_critics(critic_nets, obs, action):
     return tuple(net.double()(x) for net in critic_nets)
 
 
+def action_reshaped_to_one_column(critic_nets, obs, action):
+    x = torch.cat([obs, action.reshape(-1, 1)], dim=1)
+    return tuple(net(x) for net in critic_nets)
+
+
+def with_the_input(critic_nets, obs, action):
+    x = torch.cat([obs, action], dim=1)
+    return tuple(net(x) for net in critic_nets), x
+
+
 WRONG = {
     under_no_grad: "carries no gradient",
     lambda nets, obs, action: tuple(q.detach() for q in right(nets, obs, action)): "carries no gradient",
@@ -89,8 +99,17 @@ WRONG = {
     zeroes_obs_after_use: "changed obs in place",
     scales_action_in_place: "changed action in place",
     converts_the_critics: "your function converted critic_nets[0] to torch.float64",
+    action_reshaped_to_one_column: "obs (7, 3) and action (7, 2) already hold one row per transition",
+    with_the_input: "it returned 2 items, and item 1 is a tuple of length 2, not a tensor",
 }
 
 
 def test_names_each_wrong_answer(assert_rejected):
     assert_rejected(check_current_q, WRONG)
+
+
+def test_the_dim_0_hint_comes_only_with_a_concatenation_along_dim_0(capsys):
+    assert not check_current_q(lambda nets, obs, action: tuple(net(torch.cat([obs, action])) for net in nets))
+    assert "dim=0 tries to stack them as extra rows" in capsys.readouterr().out
+    assert not check_current_q(action_reshaped_to_one_column)
+    assert "dim=0" not in capsys.readouterr().out

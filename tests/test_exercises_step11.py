@@ -191,3 +191,31 @@ def test_a_target_changed_in_place_is_told_so(capsys):
     assert not check_critic_loss(squeezes_y_in_place)
     out = capsys.readouterr().out
     assert "your function changed y in place (an underscore method such as .squeeze_()" in out, out
+
+
+def makes_y_require_grad(q_values, y):
+    y.requires_grad_(True)
+    return summed(q_values, y)
+
+
+def freezes_critic_2(q_values, y):
+    q_values[1].requires_grad_(False)
+    return summed(q_values, y)
+
+
+def calls_backward(q_values, y):
+    loss = summed(q_values, y)
+    loss.backward(retain_graph=True)
+    return loss
+
+
+def test_a_switched_requires_grad_or_a_backward_inside_is_named(assert_rejected):
+    """The loss's value and gradient are right: the side effect on the caller's tensors is what is wrong."""
+    assert_rejected(
+        check_critic_loss,
+        {
+            makes_y_require_grad: "your function made y require grad (y.requires_grad_(True))",
+            freezes_critic_2: "your function switched off requires_grad of Q_2 (requires_grad_(False))",
+            calls_backward: "after my_loss returned, Q_1, Q_2 already held gradients: your function called backward()",
+        },
+    )

@@ -188,3 +188,53 @@ def test_a_loss_summed_over_the_batch_is_named(capsys):
     assert not check_update_critics(summed_over_the_batch)
     out = capsys.readouterr().out
     assert "you summed the squared errors over the batch (reduction='sum')" in out, out
+
+
+def sets_the_learning_rate(value):
+    """An answer that sets the optimizer's learning rate to `value` (a number it knows) before its step."""
+
+    def answer(critics, optimizer, obs, action, y):
+        for group in optimizer.param_groups:
+            group["lr"] = value
+        return correct(critics, optimizer, obs, action, y)
+
+    return answer
+
+
+def decays_the_learning_rate(critics, optimizer, obs, action, y):
+    loss = correct(critics, optimizer, obs, action, y)
+    for group in optimizer.param_groups:
+        group["lr"] *= 0.5
+    return loss
+
+
+def test_a_learning_rate_changed_inside_is_named(capsys):
+    """Setting it to the checker's 1e-2 passed, and a decay or another rate got "your critics differ from one Adam
+    step", which never said what changed."""
+    for answer, words in (
+        (sets_the_learning_rate(1e-2), "from 0.003 to 0.01"),
+        (sets_the_learning_rate(3e-4), "from 0.01 to 0.0003"),
+        (decays_the_learning_rate, "from 0.01 to 0.005"),
+    ):
+        assert not check_update_critics(answer)
+        out = capsys.readouterr().out
+        assert (
+            f"your function changed the learning rate of the `optimizer` you are given (its param_groups' 'lr'), {words}"
+            in out
+        ), out
+
+
+def batch_written_in(critics, optimizer, obs, action, y):
+    return correct(critics, optimizer, obs, action, y.view(32, 1))
+
+
+def action_size_written_in(critics, optimizer, obs, action, y):
+    return correct(critics, optimizer, obs, action.reshape(-1, 1), y)
+
+
+def test_a_size_written_in_is_refused(capsys):
+    """Both passed: every case had a batch of 32 and 1-dimensional actions."""
+    for answer, words in ((batch_written_in, "shape '[32, 1]' is invalid"), (action_size_written_in, "(40, 1)")):
+        assert not check_update_critics(answer)
+        out = capsys.readouterr().out
+        assert words in out and "this case has a batch of 20 and 2-dimensional actions" in out, out

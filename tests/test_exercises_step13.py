@@ -217,3 +217,85 @@ def test_an_optimizer_other_than_the_given_one_is_named(capsys):
         assert not check_delayed_actor(own_optimizer(make))
         out = capsys.readouterr().out
         assert "the `optimizer` you are given did not step" in out, (make, out)
+
+
+def returns_with_a_flag(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d != 0:
+        return None, False
+    return actor_step(actor, critics, obs, optimizer), True
+
+
+def returns_j_per_state(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d != 0:
+        return None
+    critics.requires_grad_(False)
+    per_state = -critics.q1(obs, actor(obs))
+    optimizer.zero_grad()
+    per_state.mean().backward()
+    optimizer.step()
+    critics.requires_grad_(True)
+    return per_state.detach()
+
+
+def test_a_returned_tuple_or_per_state_j_is_named(capsys):
+    """Both made the checker itself raise (TypeError, ValueError from float(loss)) before the return was checked."""
+    for answer, words in (
+        (returns_with_a_flag, "your function returned a tuple (Tensor, bool): return J by itself"),
+        (returns_j_per_state, "your function returned a tensor of shape (32, 1), not one number"),
+    ):
+        assert not check_delayed_actor(answer)
+        out = capsys.readouterr().out
+        assert words in out, out
+
+
+def sets_the_learning_rate(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d != 0:
+        return None
+    for group in optimizer.param_groups:
+        group["lr"] = 1e-2  # the d = 2 run's rate
+    return actor_step(actor, critics, obs, optimizer)
+
+
+def decays_the_learning_rate(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d != 0:
+        return None
+    loss = actor_step(actor, critics, obs, optimizer)
+    for group in optimizer.param_groups:
+        group["lr"] *= 0.5
+    return loss
+
+
+def test_a_learning_rate_changed_inside_is_named(capsys):
+    """The checker's own 1e-2 passed, and a decay got the generic "the actor's weights differ"."""
+    for answer, words in (
+        (sets_the_learning_rate, "from 0.003 to 0.01"),
+        (decays_the_learning_rate, "from 0.01 to 0.005"),
+    ):
+        assert not check_delayed_actor(answer)
+        out = capsys.readouterr().out
+        assert (
+            f"your function changed the learning rate of the `optimizer` you are given (its param_groups' 'lr'), {words}"
+            in out
+        ), out
+
+
+def test_a_size_written_in_is_refused(capsys):
+    """Both passed: both runs had a batch of 32 and 1-dimensional actions."""
+    assert not check_delayed_actor(scheduled(right_schedule, loss_of=lambda q1, q2: -q1.sum() / 32))
+    out = capsys.readouterr().out
+    assert "you divided the sum over the batch by 32, a batch size written in: this batch holds 20 states" in out, out
+
+    def action_size_written_in(env_step, critic_updates, d, actor, critics, obs, optimizer):
+        if critic_updates % d != 0:
+            return None
+        critics.requires_grad_(False)
+        loss = -critics.q1(obs, actor(obs).view(-1, 1)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        critics.requires_grad_(True)
+        return loss.detach()
+
+    assert not check_delayed_actor(action_size_written_in)
+    out = capsys.readouterr().out
+    assert "(40, 1)" in out and "this case has a batch of 20 and 2-dimensional actions" in out, out

@@ -152,3 +152,15 @@ def test_a_fixed_tau_and_a_double_update_are_named(capsys):
         assert not check_soft_update(slip)
         out = capsys.readouterr().out
         assert words in out and "the target is not" not in out, out
+
+
+def freezes_the_online_network(online, target, tau):
+    online.requires_grad_(False)  # "without building a gradient"
+    correct(online, target, tau)
+
+
+def test_a_frozen_online_network_is_refused(capsys):
+    """It passed: only the target's values and flags were checked, and the actor would never learn again."""
+    assert not check_soft_update(freezes_the_online_network)
+    out = capsys.readouterr().out
+    assert "your function changed the online network's requires_grad" in out, out

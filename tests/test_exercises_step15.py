@@ -302,3 +302,32 @@ def test_a_delay_written_in_is_refused(capsys):
     out = capsys.readouterr().out
     assert "with agent.config.policy_delay = 3 it moves only after critic updates 3, 6" in out, out
     assert "is a 2 written in? Read the delay from agent.config.policy_delay" in out, out
+
+
+def unfreezes_the_critic_targets(agent):
+    correct(agent)
+    agent.critic_targets.requires_grad_(True)
+
+
+def test_unfrozen_targets_are_refused(capsys):
+    """It passed: steps 5 and 7 refuse an unfrozen target, step 15 never looked."""
+    assert not check_td3_iteration(unfreezes_the_critic_targets)
+    out = capsys.readouterr().out
+    assert "after iteration 1 the parameters of agent.critic_targets require grad" in out, out
+    assert "actor_target" not in out, out
+
+
+def both_targets_every_iteration(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+    polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+    polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def test_both_targets_outside_the_delay_are_both_named(capsys):
+    """Only the critic targets were named: the actor target, a fresh copy of the actor, did not show its step."""
+    assert not check_td3_iteration(both_targets_every_iteration)
+    out = capsys.readouterr().out
+    for name in ("actor_target", "critic_targets"):
+        assert f"agent.{name} moved in iteration 1, which is not a delayed one" in out, out

@@ -11,7 +11,8 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
   after TIME_LIMIT_S), becomes a sentence.
 - `snapshot(module)` and `changed(before, module)`: which parameters a function changed; the same over a
   {name: tensor} mapping, for inputs a function must leave alone.
-- `close(answer, expected, tol)`: equal within a tolerance, shapes included; `dtype_problem(answer, name)`: float32.
+- `close(answer, expected, tol)`: equal within a tolerance, shapes included; `dtype_problem(answer, name)`: float32;
+  `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer.
 - `report(problems, success)`: print the verdict, "Not yet:" and each problem, or "Correct! ...".
 
@@ -128,6 +129,21 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
         return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"
     finally:
         torch.set_grad_enabled(grad_enabled)
+
+
+def tensors_problem(answer: Any, each: str, right: str) -> str | None:
+    """What came back in place of a flat tuple of tensors (one per critic): another type, or an item that is no
+    tensor; else None. `each` says what one tensor is ("target critic"), `right` how to write the answer."""
+    if not isinstance(answer, tuple):
+        return f"it returned a {type(answer).__name__}: return a tuple of tensors, {right}"
+    for k, item in enumerate(answer, start=1):
+        if not isinstance(item, torch.Tensor):
+            kind = type(item).__name__ + (f" of length {len(item)}" if isinstance(item, (tuple, list)) else "")
+            return (
+                f"it returned {len(answer)} items, and item {k} is a {kind}, not a tensor: return the Q-values"
+                f" alone, one tensor per {each} in a flat tuple (nothing nested, nothing next to them): {right}"
+            )
+    return None
 
 
 def dtype_problem(answer: torch.Tensor, name: str, expected: torch.dtype = torch.float32) -> str | None:

@@ -6,12 +6,14 @@ tensors ("obs", "action", "reward", "next_obs", "terminated", "truncated"; rewar
 shaped (capacity, 1)) and the integers "position", "size" and "capacity".
 
 The case: transitions 0 to 4 into a memory of 3 slots, so the ring wraps; transition 1 is
-truncated (a time limit), transition 3 terminated. Every number of transition t is built from
-t, so the checker can tell which transition each slot holds. It records what the student's add
+truncated (a time limit), transition 3 terminated, so the transitions after them start from a reset
+observation, not from the s' before. Every number of transition t is built from t (the reward with
+a fraction), so the checker can tell which transition each slot holds. It records what the student's add
 did after each call (position, size, slots, fields, flags) and compares each part with the
 right one; each part has its table of the wrong answers students give. Then, if all is right, a
-second memory, of another capacity (4), gets transitions 0 to 4 again, the last one both terminated
-and truncated: a capacity written into add as 3, a position kept outside the memory dict (a global),
+second memory, of another capacity (4) and other sizes (obs_dim 4, action_dim 2), gets transitions 0
+to 4 again, the last one both terminated and truncated: a capacity written into add as 3, a position
+kept outside the memory dict (a global), sizes written into add (action[0], obs two numbers at a time)
 or `terminated and not truncated` show there.
 """
 
@@ -27,6 +29,7 @@ CAPACITY, OBS_DIM, ACTION_DIM = 3, 2, 1
 ADDS = 5  # transitions 0 to 4 into 3 slots
 TRUNCATED, TERMINATED = 1, 3  # transition 1 hits a time limit, transition 3 a terminal state
 EMPTY = -1  # a slot that holds no transition yet
+REWARD = 30.5  # transition t's reward is REWARD + t: a fraction, which a reward rounded to an int loses
 FIELDS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
 
 
@@ -38,10 +41,14 @@ def new_memory(capacity: int, obs_dim: int, action_dim: int) -> dict:
     return memory
 
 
-def transition(t: int) -> tuple:
-    """Transition t, recognisable in every field; its next_obs is transition t + 1's obs."""
-    obs, next_obs = [float(t), 10.0 + t], [t + 1.0, 11.0 + t]
-    return obs, [20.0 + t], 30.0 + t, next_obs, t == TERMINATED, t == TRUNCATED
+def transition(t: int, obs_dim: int = OBS_DIM, action_dim: int = ACTION_DIM) -> tuple:
+    """Transition t, recognisable in every field: obs t, 10 + t, 20 + t, ...; action 20 + t, -(20 + t), ...;
+    reward 30.5 + t. Its next_obs is transition t + 1's obs, except where t ends an episode (truncated or
+    terminated): there s' is t + 0.5, 10.5 + t, ..., and transition t + 1 starts from a reset observation."""
+    end = t + 0.5 if t in (TRUNCATED, TERMINATED) else t + 1.0
+    obs, next_obs = ([start + 10.0 * k for k in range(obs_dim)] for start in (float(t), end))
+    action = [(20.0 + t) * (-1) ** k for k in range(action_dim)]
+    return obs, action, REWARD + t, next_obs, t == TERMINATED, t == TRUNCATED
 
 
 # What the right add gives after each of the five adds.
@@ -51,7 +58,7 @@ RIGHT_SLOTS = ((0, EMPTY, EMPTY), (0, 1, EMPTY), (0, 1, 2), (3, 1, 2), (3, 4, 2)
 RIGHT_TERMINATED = tuple(int(t == TERMINATED) for t in range(ADDS))  # the flag stored with each transition
 RIGHT_TRUNCATED = tuple(int(t == TRUNCATED) for t in range(ADDS))
 WRAP = "memory['position'] = (i + 1) % memory['capacity']"
-OTHER_CAPACITY = 4  # the second memory's
+OTHER_CAPACITY, OTHER_OBS_DIM, OTHER_ACTION_DIM = 4, 4, 2  # the second memory's
 BOTH = ADDS - 1  # in the second memory, transition 4 is terminated and truncated at once
 
 POSITION_MISTAKES = [
@@ -159,7 +166,7 @@ TRUNCATED_MISTAKES = [
 
 def _which(memory: dict, slot: int) -> int | None:
     """The transition slot `slot` holds, read from its reward, action or obs; EMPTY, or None if unknown."""
-    for name, first in (("reward", 30.0), ("action", 20.0), ("obs", 0.0)):
+    for name, first in (("reward", REWARD), ("action", 20.0), ("obs", 0.0)):
         value = float(memory[name][slot, 0])
         t = value - first
         if t == int(t) and 0 <= t < ADDS and (name != "obs" or float(memory["obs"][slot, 1]) == 10.0 + t):
@@ -192,6 +199,21 @@ class Trace(NamedTuple):
     flags: Flags | None  # None when some transition could not be found in the memory
     grown: dict  # field name -> its new shape (or type), if add replaced a preallocated tensor
     raised: str | None
+
+
+def _wrong_fields(memory: dict, slots: tuple, obs_dim: int, action_dim: int) -> dict:
+    """For obs, action, reward and next_obs: (t, what was stored, what it should be) at the first slot, of those
+    holding a known transition t, whose value of that field is wrong (add may also change an earlier slot)."""
+    wrong: dict = {}
+    for slot, t in enumerate(slots):
+        if t is None or t == EMPTY:
+            continue
+        obs, action, reward, next_obs, _, _ = transition(t, obs_dim, action_dim)
+        for name, right in (("obs", obs), ("action", action), ("reward", [reward]), ("next_obs", next_obs)):
+            stored = memory[name][slot].tolist()
+            if stored != right:
+                wrong.setdefault(name, (t, stored, right))
+    return wrong
 
 
 def _homes(memory: dict, t: int) -> dict[str, set[int]]:
@@ -235,15 +257,12 @@ def trace(add) -> Trace:
         homes = _homes(memory, t)
         if split is None and all(homes.values()) and not set.intersection(*homes.values()):
             split = (t, start, {name: min(held) for name, held in homes.items()})
+        for name, wrong in _wrong_fields(memory, slots[-1], OBS_DIM, ACTION_DIM).items():
+            fields.setdefault(name, wrong)
         where = slots[-1].index(t) if t in slots[-1] else None
         if where is None:
             flags.append(None)
             continue
-        obs, action, reward, next_obs, _, _ = transition(t)
-        for name, right in (("obs", obs), ("action", action), ("reward", [reward]), ("next_obs", next_obs)):
-            stored = memory[name][where].tolist()
-            if stored != right and name not in fields:
-                fields[name] = (t, stored, right)
         flags.append((int(memory["terminated"][where, 0]), int(memory["truncated"][where, 0])))
     grown = {name: _shape(memory[name]) for name in FIELDS if _shape(memory[name]) != shapes[name]}
     found = flags and None not in flags
@@ -252,12 +271,34 @@ def trace(add) -> Trace:
 
 
 def _field_problem(name: str, t: int, stored: list, right: list) -> str:
-    obs, _, _, next_obs, _, _ = transition(t)
+    """What is wrong with transition t's `name` (a list of numbers as stored, and as it should be)."""
+    obs, _, _, next_obs, _, _ = transition(t, obs_dim=len(right))
+    value = "float(reward)" if name == "reward" else f"torch.as_tensor({name})"
     if not any(stored):
-        value = "float(reward)" if name == "reward" else f"torch.as_tensor({name})"
         return f"memory['{name}'] was not written: store it too, memory['{name}'][i] = {value}"
     if name in ("obs", "next_obs") and stored == (next_obs if name == "obs" else obs):
         return "obs and next_obs are swapped: memory['obs'][i] holds s, memory['next_obs'][i] holds s'"
+    whole = f"store the whole vector as it is given, memory['{name}'][i] = {value}, whatever its size"
+    if len(right) > 1 and stored == [right[0]] * len(right):
+        return f"transition {t}'s {name} is {right}, but its slot holds {stored}, {name}[0] in every number: {whole}"
+    kept = next(n for n in range(len(right)) if stored[n] != right[n])
+    if kept and not any(stored[kept:]):
+        return (
+            f"transition {t}'s {name} is {right}, but its slot holds {stored}: only its first {kept} of"
+            f" {len(right)} numbers were stored; {whole}"
+        )
+    if name == "reward" and stored[0] == int(right[0]):
+        return (
+            f"transition {t}'s reward is {right[0]}, but its slot holds {stored[0]}: the reward was rounded to a"
+            f" whole number. Rewards are real numbers: store {value}"
+        )
+    if name == "next_obs" and t + 1 < ADDS and stored == transition(t + 1, obs_dim=len(right))[0]:
+        return (
+            f"transition {t}'s next_obs is {right}, but its slot holds {stored}, the obs of transition {t + 1}:"
+            f" transition {t} ended its episode (it was {'truncated' if t == TRUNCATED else 'terminated'}), so"
+            f" transition {t + 1} starts from a reset observation, not from s'. Store next_obs as it is given,"
+            " and leave the slots of earlier transitions alone"
+        )
     return f"transition {t}'s {name} is {right}, but its slot holds {stored}: store {name} as it is given"
 
 
@@ -344,13 +385,13 @@ def _flag_problems(flags: Flags) -> list[str]:
 
 
 def _second_memory_problems(add) -> list[str]:
-    """Transitions 0 to 4 into a second, empty memory of OTHER_CAPACITY slots, transition BOTH terminated and
-    truncated at once: what goes wrong there, for an add that was right on the first memory."""
-    memory = new_memory(OTHER_CAPACITY, OBS_DIM, ACTION_DIM)
+    """Transitions 0 to 4 into a second, empty memory of OTHER_CAPACITY slots and other sizes, transition BOTH
+    terminated and truncated at once: what goes wrong there, for an add that was right on the first memory."""
+    memory = new_memory(OTHER_CAPACITY, OTHER_OBS_DIM, OTHER_ACTION_DIM)
     where = f"in a second, empty memory, of capacity {OTHER_CAPACITY},"
     positions, sizes, first = [], [], None
     for t in range(ADDS):
-        obs, action, reward, next_obs, _, _ = transition(t)
+        obs, action, reward, next_obs, _, _ = transition(t, OTHER_OBS_DIM, OTHER_ACTION_DIM)
         flag = t == BOTH
         what = f"add(memory of capacity {OTHER_CAPACITY}, transition {t})"
         _, raised = run_safely(add, memory, obs, action, reward, next_obs, flag, flag, what=what)
@@ -380,8 +421,15 @@ def _second_memory_problems(add) -> list[str]:
             )
         elif got != right:
             problems.append(f"{where} memory['{name}'] went {got} after each add, expected {right}")
+    if problems:
+        return problems
+    slots = tuple(_which(memory, slot) for slot in range(OTHER_CAPACITY))
+    wrong = _wrong_fields(memory, slots, OTHER_OBS_DIM, OTHER_ACTION_DIM)
+    if wrong:
+        sizes = f" with obs_dim {OTHER_OBS_DIM} and action_dim {OTHER_ACTION_DIM},"
+        return [f"{where}{sizes} {_field_problem(name, *found)}" for name, found in wrong.items()]
     slot = BOTH % OTHER_CAPACITY
-    if problems or _which(memory, slot) != BOTH:
+    if slots[slot] != BOTH:
         return problems
     stored = int(memory["terminated"][slot, 0]), int(memory["truncated"][slot, 0])
     if stored == (0, 1):

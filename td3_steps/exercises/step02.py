@@ -90,15 +90,35 @@ def _rows(action: torch.Tensor, expected: torch.Tensor) -> str:
     return "; ".join(wrong)
 
 
+def _shape_problem(action, u: torch.Tensor, name: str) -> str | None:
+    """The action must be a tensor shaped like u, (B, action_dim)."""
+    if not isinstance(action, torch.Tensor):
+        return f"scale_action returned a {type(action).__name__}: return a torch.Tensor, {RIGHT}"
+    if tuple(action.shape) != tuple(u.shape):
+        return (
+            f"on {name}, u has shape {tuple(u.shape)} but your action has shape {tuple(action.shape)}:"
+            " keep one row per state and one column per action dimension, (B, action_dim)"
+        )
+    return None
+
+
 def _value_problem(scale_action) -> str | None:
     """Try every case; the first thing that is wrong, in words, or None."""
     for name, low_list, high_list in CASES:
         low, high = torch.tensor(low_list), torch.tensor(high_list)
         u = torch.tensor([[value] * len(low_list) for _, value in U_ROWS])  # (4, action_dim)
         inputs = (u.clone(), low.clone(), high.clone())
+        random_state = torch.get_rng_state()
         action, problem = run_safely(scale_action, *inputs, what=f"scale_action(u, low, high) on {name}")
         if problem:
             return problem
+        if not torch.equal(torch.get_rng_state(), random_state):
+            torch.set_rng_state(random_state)  # undo it, so that the notebook's later draws stay as they were
+            return (
+                "scale_action changed torch's global random state (torch.manual_seed, or a random draw): the map"
+                " draws nothing, and a seed set inside it would reset every later draw in the notebook. Remove"
+                f" it: {RIGHT}"
+            )
         for label, given, kept in zip(("u", "low", "high"), inputs, (u, low, high)):
             if not torch.equal(given, kept):
                 why = " (in the actor u is tanh's output, which the backward pass needs)" if label == "u" else ""
@@ -106,13 +126,9 @@ def _value_problem(scale_action) -> str | None:
                     f"scale_action changed its input {label} in place ({label} *= ..., {label}.mul_(...)){why}:"
                     f" build a new tensor instead, {RIGHT}"
                 )
-        if not isinstance(action, torch.Tensor):
-            return f"scale_action returned a {type(action).__name__}: return a torch.Tensor, {RIGHT}"
-        if tuple(action.shape) != tuple(u.shape):
-            return (
-                f"on {name}, u has shape {tuple(u.shape)} but your action has shape {tuple(action.shape)}:"
-                " keep one row per state and one column per action dimension, (B, action_dim)"
-            )
+        wrong_shape = _shape_problem(action, u, name)
+        if wrong_shape:
+            return wrong_shape
         expected = right_map(u, low, high)
         if not close(action.detach().float(), expected, tol=1e-5):
             mistakes = [Mistake(wrong(u, low, high), message) for wrong, message in WRONG_MAPS]
@@ -133,6 +149,9 @@ def _gradient_problem(scale_action) -> str | None:
     action, problem = run_safely(scale_action, u, low, high, what="scale_action(torch.tanh(x), low, high)")
     if problem:
         return problem
+    wrong_shape = _shape_problem(action, u, f"a batch of {len(u)} states")
+    if wrong_shape:
+        return wrong_shape
     if not action.requires_grad:
         return (
             "the action has no gradient: step 13 trains the actor by differentiating Q(s, pi(s)) through"

@@ -7,8 +7,10 @@ entries into a Batch of float32 tensors with (N, 1) rewards and flags, the forma
 step expects.
 
 The case: a list of 40 labelled transitions (transition k is recognisable in every field). The
-checker looks at one batch (types, shapes, dtypes, whole rows), at two pairs of calls (seeded
-alike, seeded apart), then at 30,000 draws (every transition drawn, none favoured, and each batch
+checker looks at one batch (types, shapes, dtypes, whole rows), at one batch of a second list whose
+actions have 2 dimensions and whose rewards have a fraction (so that neither a reshape to one action
+column nor a rounded reward passes), at two pairs of calls (seeded alike, seeded apart), then at
+30,000 draws (every transition drawn, none favoured, and each batch
 spread over the memory by chance, not evenly by construction). Each part has its table of the wrong
 answers students give.
 """
@@ -16,6 +18,7 @@ answers students give.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -28,18 +31,29 @@ DRAWS = (1_500, 20)  # batches x batch size for the uniformity test: 30,000 draw
 RANDINT = "torch.randint(0, len(storage), (batch_size,), generator=generator)"
 
 
-def labelled_storage(n: int) -> list[tuple]:
+class Labels(NamedTuple):
+    """The sizes and numbers of a labelled list: its action_dim and the reward per k."""
+
+    action_dim: int = 1
+    reward: float = 100.0
+
+
+FIRST = Labels()  # the first list's: one action number, rewards 100 k
+SECOND = Labels(action_dim=2, reward=100.25)  # the second list's: 2 action dimensions, rewards with a fraction
+
+
+def labelled_storage(n: int, labels: Labels = FIRST) -> list[tuple]:
     """n transitions; number k (k = 1, ..., n) is recognisable in every field.
 
-    obs = [k, -k], action = [10 k], reward = 100 k, next_obs = [k + 1, -(k + 1)],
-    terminated = True when k is a multiple of 3. Arrays are float64 and flags bool, as a
-    gymnasium env and numpy give them.
+    obs = [k, -k], action = [10 k] ([10 k, -10 k, ...] for labels.action_dim numbers), reward =
+    labels.reward * k (100 k), next_obs = [k + 1, -(k + 1)], terminated = True when k is a multiple
+    of 3. Arrays are float64 and flags bool, as a gymnasium env and numpy give them.
     """
     return [
         (
             np.array([k, -k], dtype=np.float64),
-            np.array([10 * k], dtype=np.float64),
-            100.0 * k,
+            np.array([10 * k * (-1) ** j for j in range(labels.action_dim)], dtype=np.float64),
+            labels.reward * k,
             np.array([k + 1, -(k + 1)], dtype=np.float64),
             k % 3 == 0,
         )
@@ -61,9 +75,15 @@ def chi_square(counts: torch.Tensor) -> tuple[float, float]:
     return statistic, dof + 6 * math.sqrt(2 * dof)
 
 
-def _shape_mistakes(name: str, n: int) -> list[Mistake]:
+def _shape_mistakes(name: str, n: int, action_dim: int) -> list[Mistake]:
     column = name in ("reward", "terminated")
     return [
+        Mistake(
+            lambda shape: name == "action" and action_dim > 1 and shape == (n * action_dim, 1),
+            f"action has shape ({n * action_dim}, 1): .view(-1, 1) (or .reshape) made a row of each of the"
+            f" {action_dim} action dimensions; keep the stacked array's own shape, (N, action_dim): only"
+            " reward and terminated get a column",
+        ),
         Mistake(
             lambda shape: column and shape == (n,),
             f"{name} has shape ({n},), expected ({n}, 1): add the column with .unsqueeze(1); a ({n},) tensor"
@@ -124,9 +144,9 @@ KEEP = (
 )
 
 
-def _storage_problem(storage: list, what: str) -> str | None:
+def _storage_problem(storage: list, what: str, labels: Labels) -> str | None:
     """Whether the student's call left the memory as it was (the same SIZE transitions, in order), or how not."""
-    original = labelled_storage(SIZE)
+    original = labelled_storage(SIZE, labels)
     if len(storage) != SIZE:
         return (
             f"{what} changed the memory: it held {SIZE} transitions before the call, {len(storage)} after (pop,"
@@ -140,9 +160,9 @@ def _storage_problem(storage: list, what: str) -> str | None:
     return f"{what} changed the stored transition storage[{wrong[0]}]: {KEEP}"
 
 
-def _sample(fn, batch_size: int, generator: torch.Generator) -> tuple[list | None, str | None]:
+def _sample(fn, batch_size: int, generator: torch.Generator, labels: Labels = FIRST) -> tuple[list | None, str | None]:
     what = f"sample_from_list(storage, {batch_size}, generator)"
-    storage = labelled_storage(SIZE)
+    storage = labelled_storage(SIZE, labels)
     batch, problem = run_safely(fn, storage, batch_size, generator, what=what)
     if problem:
         if "IndexError" in problem:
@@ -151,15 +171,15 @@ def _sample(fn, batch_size: int, generator: torch.Generator) -> tuple[list | Non
                 f" so high = len(storage): {RANDINT}"
             )
         return None, problem
-    problem = _storage_problem(storage, what)
+    problem = _storage_problem(storage, what, labels)
     if problem:
         return None, problem
     return _fields(batch, what)
 
 
-def _format_problems(fields: list, n: int) -> list[str]:
+def _format_problems(fields: list, n: int, action_dim: int = 1) -> list[str]:
     """Types, shapes and dtypes of the five fields, each wrong one named."""
-    shapes = {"obs": (n, 2), "action": (n, 1), "reward": (n, 1), "next_obs": (n, 2), "terminated": (n, 1)}
+    shapes = {"obs": (n, 2), "action": (n, action_dim), "reward": (n, 1), "next_obs": (n, 2), "terminated": (n, 1)}
     problems = []
     for name, value in zip(FIELDS, fields):
         if not isinstance(value, torch.Tensor):
@@ -167,7 +187,7 @@ def _format_problems(fields: list, n: int) -> list[str]:
             continue
         shape = tuple(value.shape)
         if shape != shapes[name]:
-            known = match_mistake(shape, _shape_mistakes(name, n))
+            known = match_mistake(shape, _shape_mistakes(name, n, action_dim))
             problems.append(known or f"{name} has shape {shape}, expected {shapes[name]}")
         if value.dtype != torch.float32:
             known = match_mistake(value.dtype, DTYPE_MISTAKES)
@@ -179,7 +199,7 @@ def _format_problems(fields: list, n: int) -> list[str]:
 class Rows:
     """The transition numbers k of a batch's rows, read from each field."""
 
-    def __init__(self, fields: list):
+    def __init__(self, fields: list, labels: Labels = FIRST):
         obs, action, reward, next_obs, terminated = fields
         self.k = obs[:, 0].round().long()
         self.obs_second = obs[:, 1]
@@ -188,13 +208,14 @@ class Rows:
         self.next_obs = next_obs[:, 0]
         self.terminated = terminated[:, 0]
         self.right_terminated = (self.k % 3 == 0).float()
+        self.right_reward = labels.reward * self.k.float()
 
     def aligned(self) -> bool:
         k = self.k.float()
         return (
             torch.equal(self.obs_second, -k)
             and torch.equal(self.action, 10 * k)
-            and torch.equal(self.reward, 100 * k)
+            and torch.equal(self.reward, self.right_reward)
             and torch.equal(self.next_obs, k + 1)
         )
 
@@ -207,6 +228,13 @@ ROW_MISTAKES = [
     Mistake(
         lambda rows: bool(((rows.k < 1) | (rows.k > SIZE)).any()),
         "some rows of obs are not stored observations: take obs from the stored transitions (field 0)",
+    ),
+    Mistake(
+        lambda rows: (
+            not torch.equal(rows.right_reward, rows.right_reward.round())
+            and torch.equal(rows.reward, rows.right_reward.round())
+        ),
+        "the rewards were rounded to whole numbers: keep each reward as it is stored (a float, converted to float32)",
     ),
     Mistake(
         lambda rows: not rows.aligned(),
@@ -299,6 +327,21 @@ def _spread_problem(batches: list[torch.Tensor]) -> str | None:
     )
 
 
+def _second_list_problems(fn) -> list[str]:
+    """One batch of a list whose actions have SECOND.action_dim numbers and whose rewards have a fraction: what
+    goes wrong there, for a sampler right on the first list."""
+    where = (
+        f"on a second list, whose actions have {SECOND.action_dim} numbers ([10 k, -10 k]) and whose rewards"
+        f" have a fraction ({SECOND.reward} k),"
+    )
+    fields, problem = _sample(fn, N, torch.Generator().manual_seed(0), SECOND)
+    if problem:
+        return [f"{where} {problem}"]
+    problems = _format_problems(fields, N, SECOND.action_dim)
+    problem = None if problems else match_mistake(Rows(fields, SECOND), ROW_MISTAKES)
+    return [f"{where} {problem}" for problem in problems or ([problem] if problem else [])]
+
+
 @checker
 def check_sample_batch(fn) -> bool:
     """Check `fn(storage, batch_size, generator) -> Batch` on a list of 40 labelled transitions."""
@@ -312,6 +355,9 @@ def check_sample_batch(fn) -> bool:
     problem = match_mistake(rows, ROW_MISTAKES) or match_mistake(rows.k, SAMPLING_MISTAKES)
     if problem:
         return report([problem], "")
+    problems = _second_list_problems(fn)
+    if problems:
+        return report(problems, "")
 
     again, problem = _sample(fn, N, torch.Generator().manual_seed(0))
     other, problem = (None, problem) if problem else _sample(fn, N, torch.Generator().manual_seed(1))

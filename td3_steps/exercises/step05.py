@@ -2,8 +2,9 @@
 
 The student writes `fn(batch, actor, actor_target) -> a'`. The case is built so that every wrong
 choice gives a different a': an actor that has moved away from its target, a batch whose s and s'
-differ, and an asymmetric action space [0, 2] x [-1, 3] (an output before the tanh or the affine
-map shows). MISTAKES names each wrong choice.
+differ, an asymmetric action space [0, 2] x [-1, 3] (an output before the tanh or the affine
+map shows), and stored actions that keep to the lower part of that box, below a' (a clip of a' to
+the stored actions' range shows). MISTAKES names each wrong choice.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from . import Mistake, changed, checker, close, dtype_problem, match_mistake, re
 LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
 RIGHT = "a' = pi_phi'(s'): call actor_target(batch.next_obs)"
+STORED_SHARE = 0.45  # the stored actions fill the lower 45% of each dimension's [low, high]; the case's a' lies above
 
 
 def target_case(seed: int = 0, n: int = 32) -> tuple[Batch, Actor, Actor]:
@@ -30,7 +32,7 @@ def target_case(seed: int = 0, n: int = 32) -> tuple[Batch, Actor, Actor]:
                 p.add_(0.5 * torch.randn_like(p))  # as after many actor updates
         obs, next_obs = torch.randn(n, 4), torch.randn(n, 4)
         low, high = torch.tensor(LOW), torch.tensor(HIGH)
-        action = low + (high - low) * torch.rand(n, 2)
+        action = low + (high - low) * STORED_SHARE * torch.rand(n, 2)  # played by an early behaviour policy
         batch = Batch(obs, action, torch.randn(n, 1), next_obs, torch.zeros(n, 1))
     return batch, actor, actor_target
 
@@ -72,6 +74,18 @@ def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
                 right.clamp(-1, 1),
                 f"you clipped a' to [-1, 1]: the action bounds here are {_box()}, and the actor target's"
                 f" output already lies in them; return it as it is. {RIGHT}",
+            ),
+            *(
+                Mistake(
+                    right.clamp(low, high),
+                    "you clipped a' to the range of the stored actions in the batch: those are the actions the"
+                    " behaviour policy happened to play, not bounds on a'; the actor target's output already lies"
+                    f" in the action bounds {_box()}, so return it as it is. {RIGHT}",
+                )
+                for low, high in (  # the range of each action dimension, or of all the stored numbers at once
+                    (batch.action.min(dim=0).values, batch.action.max(dim=0).values),
+                    (batch.action.min(), batch.action.max()),
+                )
             ),
             Mistake(
                 actor_target(batch.obs + batch.next_obs),

@@ -5,7 +5,8 @@ to [-1, 1] and maps back, a~ = centre + h u. The checker measures the student's 
 coordinates, u, so that every reply speaks of the numbers the student wrote: the noise's std in u
 is sigma in every dimension and its clip is +-c. The action space is low = [0, -1], high = [2, 3]
 (half-ranges h = [1, 2]), so a noise scaled by h (once too often) or not at all, and a clip to
-anything but each dimension's own bounds, show at once. The tables of known mistakes (STD_, CLIP_,
+anything but each dimension's own bounds, show at once. One more call, on Pendulum's one action
+dimension, shows a number of action dimensions written into the draw. The tables of known mistakes (STD_, CLIP_,
 MAP_BACK_ and STILL_MISTAKES) name each by what it does to one measurement.
 """
 
@@ -27,6 +28,7 @@ SIGMA, C = 0.2, 0.5
 CLIP_SIGMA = 0.4
 NEAR = torch.tensor([0.05, 2.9])  # u = [-0.95, 0.95]: next to low[0] and high[1]
 STILL = torch.tensor([[0.3, -0.5], [1.7, 2.5]])
+PENDULUM = torch.tensor([-2.0]), torch.tensor([2.0])  # one action dimension
 DRAW = "eps = noise_std * torch.randn(action.shape, generator=generator)"
 
 
@@ -89,6 +91,11 @@ STILL_MISTAKES = [
         " once mapped back",
     ),
     Mistake(
+        LOW.expand_as(STILL),
+        "with noise_std = 0 every action came back as low: torch.clamp(u, 1, -1)? Where min > max, torch.clamp"
+        " sets every value to max; the order is torch.clamp(u, -1, 1), min first",
+    ),
+    Mistake(
         CENTRE + HALF * _u(STILL).clamp(-C, C),
         "with noise_std = 0 the actions came back clipped to u in [-c, c]: clip the noise eps alone to"
         " [-c, c], then u + eps to [-1, 1]",
@@ -128,11 +135,11 @@ CLIP_MISTAKES = [
 
 
 def _run(
-    fn, action: torch.Tensor, sigma: float, c: float, generator: torch.Generator
+    fn, action: torch.Tensor, sigma: float, c: float, generator: torch.Generator, bounds=(LOW, HIGH)
 ) -> tuple[torch.Tensor | None, str | None]:
     """The student's a~ for `action`, or the sentence that says why there is none."""
     what = f"smooth_normalised(action, low, high, {sigma}, {c}, generator)"
-    bounds = {"low": LOW.clone(), "high": HIGH.clone()}
+    bounds = {"low": bounds[0].clone(), "high": bounds[1].clone()}
     before = snapshot(bounds)
     out, problem = run_safely(fn, action, *bounds.values(), sigma, c, generator, what=what)
     if problem:
@@ -148,14 +155,33 @@ def _run(
     if not isinstance(out, torch.Tensor):
         return None, f"it returned a {type(out).__name__}, expected a torch.Tensor of smoothed actions"
     if tuple(out.shape) != tuple(action.shape):
+        dims = action.shape[-1]
+        written_in = (
+            f" (here a' has {dims} action dimension{'s' if dims > 1 else ''}: is a number of dimensions written"
+            " into the draw? Draw eps with the shape of a' itself, torch.randn(action.shape, generator=generator))"
+            if out.dim() == action.dim() == 2 and out.shape[0] == action.shape[0]
+            else ""
+        )
         return None, (
             f"it returned shape {tuple(out.shape)} for actions of shape {tuple(action.shape)}: one smoothed"
-            " action per row, the shape of a'"
+            f" action per row, the shape of a'{written_in}"
         )
     problem = dtype_problem(out, "a~")
     if problem:
         return None, problem
     return out.detach(), None
+
+
+def _swapped_clip_problem(clipped: torch.Tensor, centre: torch.Tensor) -> str | None:
+    """The noise, in u, from a~ drawn at the centre with sigma = 0.4 and c = 0.5: -c in every row and dimension is
+    what torch.clamp(eps, noise_clip, -noise_clip) gives, as torch.clamp sets every value to max where min > max."""
+    if not torch.allclose(_u(clipped) - _u(centre), torch.tensor(-C), atol=1e-5):
+        return None
+    return (
+        f"with c = {C} the noise in u is -c = -{C} in every row and dimension: torch.clamp(eps, noise_clip,"
+        " -noise_clip)? Where min > max, torch.clamp sets every value to max; the order is torch.clamp(eps,"
+        " -noise_clip, noise_clip), min first"
+    )
 
 
 def _noise_problems(wide: torch.Tensor, centre: torch.Tensor) -> list[str]:
@@ -268,11 +294,19 @@ def check_smooth_target_action(fn) -> bool:
         "same": (centre[:64].clone(), SIGMA, C, _seeded(4)),
         "other": (centre[:64].clone(), SIGMA, C, _seeded(5)),
     }
-    out = {}
+    out, random_state = {}, torch.get_rng_state()
     for name, (action, sigma, c, generator) in runs.items():
         out[name], problem = _run(fn, action, sigma, c, generator)
         if problem:
             return report([problem], "")
+    _, problem = _run(fn, torch.zeros(64, 1), SIGMA, C, _seeded(7), bounds=PENDULUM)
+    if problem:
+        return report([f"on Pendulum's one action dimension (low = [-2], high = [2]), {problem}"], "")
+    reseeded = not torch.equal(torch.get_rng_state(), random_state)
+    torch.set_rng_state(random_state)  # undo any re-seeding, so that the notebook's later draws stay as they were
+    swapped = _swapped_clip_problem(out["clipped"], centre)
+    if swapped:
+        return report([swapped], "")
 
     problems = []
     if not torch.equal(out["still"], out["still again"]):
@@ -313,6 +347,12 @@ def check_smooth_target_action(fn) -> bool:
             "a second call with the same generator gave the same noise as the first: draw from the generator"
             " itself, which moves on with every draw. Re-seeding inside your function (torch.manual_seed, or a"
             " new generator from generator.initial_seed()) makes every call, every training step, repeat one noise"
+        )
+    elif reseeded:
+        problems.append(
+            "your function changed torch's global random state (torch.manual_seed inside it?): every draw"
+            " elsewhere in the notebook would follow that seed. Draw the noise from the generator you are given,"
+            " torch.randn(action.shape, generator=generator), and leave the global seed alone"
         )
 
     same_draws = close(out["again"], smooth_target_action(centre[:64], LOW, HIGH, SIGMA, C, _seeded(4)), tol=1e-5)

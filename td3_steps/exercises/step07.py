@@ -14,7 +14,18 @@ import torch
 
 from ..networks import Critics, make_target
 from ..replay_memory import Batch
-from . import Mistake, changed, checker, close, dtype_problem, match_mistake, report, run_safely, snapshot
+from . import (
+    Mistake,
+    changed,
+    checker,
+    close,
+    dtype_problem,
+    match_mistake,
+    report,
+    run_safely,
+    snapshot,
+    tensors_problem,
+)
 
 CASES = ((2, 0), (3, 1))  # (number of critics, seed)
 MAX_ACTION = 2.0  # a~ lies in [-2, 2], Pendulum's torque range, so a clip to the tutorials' [-1, 1] shows
@@ -201,8 +212,9 @@ def check_target_q_values(fn) -> bool:
             )
         if isinstance(answer, torch.Tensor):
             return report([f"it returned one tensor of shape {tuple(answer.shape)}: return a tuple, {RIGHT}"], "")
-        if not isinstance(answer, tuple) or not all(isinstance(q, torch.Tensor) for q in answer):
-            return report([f"it returned a {type(answer).__name__}: return a tuple of tensors, {RIGHT}"], "")
+        problem = tensors_problem(answer, "target critic", RIGHT)
+        if problem:
+            return report([problem], "")
         if len(answer) != n_critics:
             returned = f"{len(answer)} Q-value{'' if len(answer) == 1 else 's'}"
             return report([f"with {n_critics} target critics it returned {returned}: {RIGHT}"], "")

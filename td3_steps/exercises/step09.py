@@ -4,7 +4,7 @@ The student writes `fn(reward, terminated, truncated, next_q, gamma) -> y`. All 
 The batch hands over `truncated` too, as a replay memory may store it, and the exercise is to use
 only `terminated`: a transition cut by the time limit still bootstraps. `mistakes` holds the wrong
 targets students write, each computed on the case, with what to tell them. The case runs with two
-gammas, so that a gamma written into the code instead of the argument shows.
+gammas and two batch sizes, so that a gamma or a batch size written into the code shows.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ RIGHT = "y = r + gamma * (1 - terminated) * next_q"
 ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
 INPUTS = ("reward", "terminated", "truncated", "next_q")
 GAMMAS = (0.9, 0.8)  # the case runs with each: a gamma written into the code instead of the argument passes one only
+SIZES = (6, 5)  # the batch size with each gamma: the second case drops the last row, so a batch size written in shows
 
 
-def bellman_case(gamma: float = GAMMAS[0]) -> dict:
-    """Six hand-made transitions: ordinary, terminated, truncated, both, and two more ordinary ones.
+def bellman_case(gamma: float = GAMMAS[0], size: int = SIZES[0]) -> dict:
+    """The first `size` of six hand-made transitions: ordinary, terminated, truncated, both, and two more ordinary ones.
 
     Returns the inputs, `gamma` and the right target, y = r + gamma * (1 - terminated) * next_q.
     """
@@ -28,6 +29,7 @@ def bellman_case(gamma: float = GAMMAS[0]) -> dict:
     terminated = torch.tensor([[0.0], [1.0], [0.0], [1.0], [0.0], [0.0]])
     truncated = torch.tensor([[0.0], [0.0], [1.0], [1.0], [0.0], [0.0]])
     next_q = torch.tensor([[-10.0], [-20.0], [-30.0], [-40.0], [8.0], [-6.0]])
+    reward, terminated, truncated, next_q = (t[:size] for t in (reward, terminated, truncated, next_q))
     y = reward + gamma * (1.0 - terminated) * next_q
     return {
         "reward": reward,
@@ -129,15 +131,23 @@ def _value_problem(answer: torch.Tensor, case: dict) -> str | None:
     return match_mistake(y, mistakes(case)) or _rows_problem(y, case)
 
 
-def _other_gamma_problem(fn) -> str | None:
-    """The answer with the case's second gamma: right on the first, it may hold that gamma in place of the argument."""
-    case = bellman_case(GAMMAS[1])
+def _other_case_problem(fn) -> str | None:
+    """The answer on the second case: right on the first, it may hold that gamma or batch size in place of the inputs."""
+    case = bellman_case(GAMMAS[1], SIZES[1])
     answer, problem, _ = _call(fn, case)
+    written_in = (
+        f"was the batch size {SIZES[0]} written into the code? Build every tensor from the inputs, such as"
+        " 1 - terminated, so that it fits any batch"
+    )
     if problem:
-        return problem
-    if not isinstance(answer, torch.Tensor) or answer.shape != case["y"].shape:
-        shape = tuple(answer.shape) if isinstance(answer, torch.Tensor) else type(answer).__name__
-        return f"with gamma = {case['gamma']}, y is {shape} instead of a ({len(case['y'])}, 1) tensor: {RIGHT}"
+        return f"with gamma = {case['gamma']} and a batch of {SIZES[1]} transitions, {problem}: {written_in}"
+    if not isinstance(answer, torch.Tensor):
+        return f"with gamma = {case['gamma']}, your function returned a {type(answer).__name__}: {RIGHT}"
+    if answer.shape != case["y"].shape:
+        return (
+            f"with gamma = {case['gamma']} and a batch of {SIZES[1]} transitions, y is {tuple(answer.shape)} instead"
+            f" of a ({SIZES[1]}, 1) tensor: {written_in}"
+        )
     return _value_problem(answer, case)
 
 
@@ -190,7 +200,7 @@ def check_bellman_target(fn) -> bool:
     if tuple(answer.shape) != (batch, 1):
         return report(problems + [f"y has shape {tuple(answer.shape)}, expected ({batch}, 1): one target per row"], "")
 
-    problems.append(_value_problem(answer, case) or _other_gamma_problem(fn))
+    problems.append(_value_problem(answer, case) or _other_case_problem(fn))
     problems.append(dtype_problem(answer, "y"))
 
     grad_q = case["next_q"].clone().requires_grad_(True)

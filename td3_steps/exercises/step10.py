@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot, tensors_problem
 
 OBS_DIM, ACTION_DIM = 3, 2
 RIGHT = "x = torch.cat([obs, action], dim=1), then one net(x) per critic, as a tuple"
@@ -61,13 +61,26 @@ def mistakes(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> 
     ]
 
 
-def _raised(problem: str) -> str:
-    if "shapes cannot be multiplied" in problem or "Sizes of tensors must match" in problem:
+def _raised(problem: str, obs: torch.Tensor, action: torch.Tensor) -> str:
+    """The raised error, with a hint where it comes from concatenating s and a wrongly."""
+    problem = problem.rstrip(".")
+    feature_axis = (
+        f"Each critic reads [s, a], {OBS_DIM + ACTION_DIM} numbers per row: concatenate the state and the action"
+        " along the feature axis, torch.cat([obs, action], dim=1)"
+    )
+    if "must match except in dimension 0" in problem:
         return (
-            f"{problem.rstrip('.')}. Each critic reads [s, a], {OBS_DIM + ACTION_DIM} numbers per row:"
-            " concatenate the state and the action along the feature axis, torch.cat([obs, action], dim=1)"
-            " (dim=0 tries to stack them as extra rows of the batch, and s and a differ in width)"
+            f"{problem}. {feature_axis} (dim=0 tries to stack them as extra rows of the batch, and s and a differ"
+            " in width)"
         )
+    if "Sizes of tensors must match" in problem:
+        return (
+            f"{problem}. The tensors you concatenated have different numbers of rows: obs {tuple(obs.shape)} and"
+            f" action {tuple(action.shape)} already hold one row per transition, so concatenate them as they are,"
+            f" without reshaping: {RIGHT}"
+        )
+    if "shapes cannot be multiplied" in problem:
+        return f"{problem}. {feature_axis}"
     return problem
 
 
@@ -137,7 +150,7 @@ def check_current_q(fn) -> bool:
         known_mistakes = mistakes(nets, obs, action)
         answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics")
         if problem:
-            return report([_raised(problem)], "")
+            return report([_raised(problem, obs, action)], "")
         problem = _left_alone_problem(inputs, {"obs": obs, "action": action}, nets)
         if problem:
             return report([problem], "")
@@ -149,8 +162,9 @@ def check_current_q(fn) -> bool:
                 return report([known], "")
             if isinstance(answer, torch.Tensor):
                 return report([f"with {n} critics you returned one tensor: return a tuple, {RIGHT}"], "")
-            if not isinstance(answer, tuple) or not all(isinstance(q, torch.Tensor) for q in answer):
-                return report([f"it returned a {type(answer).__name__}: return a tuple of tensors, {RIGHT}"], "")
+            problem = tensors_problem(answer, "critic", RIGHT)
+            if problem:
+                return report([problem], "")
             if len(answer) != n:
                 return report([f"with {n} critics, expected a tuple of {n} tensors, got {len(answer)}: {RIGHT}"], "")
             return report([f"the Q-values are not the critics' values of the stored pairs (s, a): {RIGHT}"], "")

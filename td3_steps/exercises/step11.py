@@ -117,6 +117,32 @@ def _in_place_problem(name: str) -> str:
     )
 
 
+def _side_effect_problems(qs: tuple[torch.Tensor, ...], y: torch.Tensor) -> list[str]:
+    """What the call did to the inputs besides their values: each Q comes in requiring grad with no .grad yet, and y
+    without requiring grad (see loss_case); a requires_grad_() switches the caller's tensor, a backward() fills .grad."""
+    problems = []
+    if y.requires_grad:
+        problems.append(
+            "your function made y require grad (y.requires_grad_(True)), and the caller's y with it: y is the fixed"
+            " target of step 9, a label no gradient goes through. Leave it as it is given"
+        )
+    switched_off = [f"Q_{i + 1}" for i, q in enumerate(qs) if not q.requires_grad]
+    if switched_off:
+        problems.append(
+            f"your function switched off requires_grad of {', '.join(switched_off)} (requires_grad_(False)), and"
+            " of the caller's tensors with it: the critics learn through these Q-values. Leave them as they are given"
+        )
+    holding = [f"Q_{i + 1}" for i, q in enumerate(qs) if q.grad is not None]
+    if holding:
+        problems.append(
+            f"after my_loss returned, {', '.join(holding)} already held gradients: your function called backward()"
+            " itself. Return the loss only: step 12 calls loss.backward() once, right after zero_grad(), and a"
+            " backward inside the loss function adds a second gradient to the critics' weights (or makes step 12's"
+            " backward raise, the graph already freed)"
+        )
+    return problems
+
+
 @checker
 def check_critic_loss(fn) -> bool:
     """Check `fn(q_values, y) -> L` with two critics and with three."""
@@ -131,6 +157,9 @@ def check_critic_loss(fn) -> bool:
         altered = changed(before, inputs)
         if altered:
             return report([_in_place_problem(altered[0])], "")
+        side_effects = _side_effect_problems(qs, y)
+        if side_effects:
+            return report(side_effects, "")
         if failure is None and not isinstance(loss, torch.Tensor):
             failure = (
                 f"the loss is a {type(loss).__name__}: return a torch.Tensor (no .item()), so that step 12 can"

@@ -7,7 +7,9 @@ measured before the step is returned as a float. The checker calls it three time
 on each case, so gradients left over from one call show in the next, and compares the
 critics after every call with the ways of doing step 12 that students write (MISTAKES); the
 given optimizer must be the one that stepped (`optimizer_steps`), even when an optimizer of the
-student's own lands on the same weights.
+student's own lands on the same weights, and keep its learning rate (`learning_rate_problem`).
+The last case has another batch size, action size and learning rate, so that none written in
+passes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from td3_steps.exercises import Mistake, changed, checker, close, match_mistake,
 from td3_steps.networks import Critics
 
 STEPS = 3  # calls per case: enough for gradients left over from one call to show in the next
-LEARNING_RATE = 1e-2
+# (seed, batch size, action size, learning rate): the last case differs in all three from the first ones
+CASES = ((0, 32, 1, 1e-2), (1, 32, 1, 1e-2), (2, 20, 2, 3e-3))
 CALL = "update_critics(critics, optimizer, obs, action, y)"
 
 # a way of doing step 12 -> what to tell the student whose critics end where it puts them
@@ -52,14 +55,14 @@ NO_GRAD = (
 )
 
 
-def _case(seed: int, batch: int = 32):
+def _case(seed: int, batch: int, action_dim: int):
     """Small twin critics, a batch (obs, action, y) with y shaped (B, 1), all seeded."""
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        critics = Critics(3, 1, net_arch=(16, 16))
+        critics = Critics(3, action_dim, net_arch=(16, 16))
     obs = torch.randn(batch, 3, generator=generator)
-    action = torch.rand(batch, 1, generator=generator) * 4 - 2
+    action = torch.rand(batch, action_dim, generator=generator) * 4 - 2
     y = torch.randn(batch, 1, generator=generator) * 3
     return critics, obs, action, y
 
@@ -72,16 +75,16 @@ def _loss(critics, obs, action, y, variant: str) -> torch.Tensor:
     return {"ascent": -loss, "average": loss / 2}.get(variant, loss)
 
 
-def _trajectory(critics, obs, action, y, variant: str) -> tuple[list[list[torch.Tensor]], list[float]]:
+def _trajectory(critics, obs, action, y, lr: float, variant: str) -> tuple[list[list[torch.Tensor]], list[float]]:
     """The parameters after each of STEPS calls done the way `variant` does them, and the losses
     before each call and after the last."""
     critics = copy.deepcopy(critics)
     kind = torch.optim.SGD if variant == "SGD" else torch.optim.Adam
-    optimizer = kind(critics.parameters(), lr=LEARNING_RATE)
+    optimizer = kind(critics.parameters(), lr=lr)
     params, losses = [], []
     for _ in range(STEPS):
         if variant == "new optimizer":
-            optimizer = torch.optim.Adam(critics.parameters(), lr=LEARNING_RATE)
+            optimizer = torch.optim.Adam(critics.parameters(), lr=lr)
         loss = _loss(critics, obs, action, y, variant)
         if variant != "no zero_grad":
             optimizer.zero_grad()
@@ -97,6 +100,38 @@ def optimizer_steps(optimizer: torch.optim.Optimizer) -> int:
     """How many steps an Adam optimizer has taken, summed over its parameters (0 before its first step): it grows
     with every optimizer.step() on a parameter with a gradient, and only then."""
     return sum(int(state["step"]) for state in optimizer.state.values() if "step" in state)
+
+
+def learning_rates(optimizer: torch.optim.Optimizer) -> list:
+    """The learning rate of each of the optimizer's parameter groups, to compare before and after a call."""
+    return [group.get("lr") for group in optimizer.param_groups]
+
+
+def learning_rate_problem(before: list, optimizer: torch.optim.Optimizer) -> str | None:
+    """The sentence for a function that changed the learning rate of the optimizer it was given (its
+    `learning_rates` were `before`), or None when it kept it."""
+    after = learning_rates(optimizer)
+    if after == before:
+        return None
+    was, now = next(((b, a) for b, a in zip(before, after) if a != b), (before[0], after[0]))
+    now = f"{now:g}" if isinstance(now, (int, float)) else repr(now)
+    return (
+        f"your function changed the learning rate of the `optimizer` you are given (its param_groups' 'lr'), from"
+        f" {was:g} to {now}: the learning rate is chosen where the optimizer is built, outside your function (a"
+        " decay too belongs there, in a scheduler). Step the optimizer with the learning rate it has"
+    )
+
+
+def sizes_note(batch: int, action_dim: int, first: tuple[int, int] = (32, 1)) -> str:
+    """The hint added to an error raised on a case whose batch size and action size differ from the `first` ones
+    (which passed): a size written in."""
+    if (batch, action_dim) == first:
+        return ""
+    return (
+        f" (this case has a batch of {batch} and {action_dim}-dimensional actions, the ones before it {first[0]}"
+        f" and {first[1]}: is a size written in, such as view({first[0]}, 1) or reshape(-1, {first[1]})? Keep the"
+        " shapes the tensors come with)"
+    )
 
 
 def _value_problem(returned, call: int, losses: list[float], batch: int) -> str | None:
@@ -128,21 +163,26 @@ def _value_problem(returned, call: int, losses: list[float], batch: int) -> str 
 
 @checker
 def check_update_critics(update_critics) -> bool:
-    """Run `update_critics(critics, optimizer, obs, action, y)` three times on two seeded cases
-    (Adam, lr 1e-2) and compare the critics and the returned losses with a correct step 12."""
-    for seed in (0, 1):
-        critics, obs, action, y = _case(seed)
-        runs = {variant: _trajectory(critics, obs, action, y, variant) for variant in ("correct", *MISTAKES)}
+    """Run `update_critics(critics, optimizer, obs, action, y)` three times on each seeded case of CASES
+    (Adam) and compare the critics and the returned losses with a correct step 12."""
+    for seed, batch, action_dim, lr in CASES:
+        critics, obs, action, y = _case(seed, batch, action_dim)
+        runs = {variant: _trajectory(critics, obs, action, y, lr, variant) for variant in ("correct", *MISTAKES)}
         expected_params, expected_losses = runs["correct"]
-        optimizer = torch.optim.Adam(critics.parameters(), lr=LEARNING_RATE)
+        optimizer = torch.optim.Adam(critics.parameters(), lr=lr)
         stepped = []  # per call, whether the given optimizer stepped (a new one each call moves as it on call 1)
         for call in range(STEPS):
-            before, steps = snapshot(critics), optimizer_steps(optimizer)
+            before, steps, rates = snapshot(critics), optimizer_steps(optimizer), learning_rates(optimizer)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes: the reply says more
                 returned, problem = run_safely(update_critics, critics, optimizer, obs, action, y, what=CALL)
             if problem:
-                return report([problem + NO_GRAD if "does not require grad" in problem else problem], "")
+                if "does not require grad" in problem:
+                    return report([problem + NO_GRAD], "")
+                return report([problem + sizes_note(batch, action_dim)], "")
+            problem = learning_rate_problem(rates, optimizer)
+            if problem:
+                return report([problem], "")
             moved = changed(before, critics)
             if not moved:
                 return report(

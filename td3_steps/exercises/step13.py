@@ -8,8 +8,10 @@ J = -mean Q_1(s, pi(s)) with the critics frozen, and returns J; otherwise it cha
 The checker plays the schedule where the two counters differ: a 1,000-step warm-up, then one
 critic update every other environment step (train_freq = 2), 10 updates with d = 2 and 8 with
 d = 3, and steps a reference actor (td3_steps.actor_update) beside the student's; the given
-optimizer must be the one that stepped. SCHEDULE_MISTAKES, LOSS_MISTAKES and ACTION_MISTAKES
-hold the wrong answers students give, each with the reply that names it.
+optimizer must be the one that stepped, with the learning rate it was given. The d = 3 run has
+another batch size, action size and learning rate (CASES), so that none written in passes.
+SCHEDULE_MISTAKES, LOSS_MISTAKES and ACTION_MISTAKES hold the wrong answers students give, each
+with the reply that names it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from td3_steps.actor_update import actor_update, policy_update_due
 from td3_steps.networks import Actor, Critics
 
 from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
-from .step12 import optimizer_steps
+from .step12 import learning_rate_problem, learning_rates, optimizer_steps, sizes_note
 
 LEARNING_STARTS, TRAIN_FREQ = 1_000, 2  # the schedule: critic updates at env steps 1002, 1004, ...
 # {d: the critic updates played with it}: a counter of the function's own calls (a global) is 10 ahead of
@@ -30,7 +32,7 @@ LEARNING_STARTS, TRAIN_FREQ = 1_000, 2  # the schedule: critic updates at env st
 # check, a multiple of 2 and 3, bring it back to the same phase, so that every re-run of the check finds it again
 UPDATES = {2: 10, 3: 8}
 DELAYS = tuple(UPDATES)
-LEARNING_RATE = 1e-2
+CASES = {2: (32, 1, 1e-2), 3: (20, 2, 3e-3)}  # {d: (batch size, action size, learning rate) of its run}
 ACTION_SPREAD = 0.8  # the std of the test actor's outputs before tanh (see case)
 
 SCHEDULE_MISTAKES = [  # (when the wrong schedule moves the actor, what to tell the student)
@@ -119,14 +121,14 @@ ACTION_MISTAKES = [  # (what the wrong J does to the actor's actions before crit
 ]
 
 
-def case(seed: int, batch: int = 32) -> tuple[Actor, Critics, torch.Tensor]:
+def case(seed: int, batch: int = 32, action_dim: int = 1) -> tuple[Actor, Critics, torch.Tensor]:
     """A small actor with asymmetric bounds [0, 2] whose actions spread over them, twin critics that disagree,
     a batch of states."""
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        actor = Actor(3, [0.0], [2.0], net_arch=(16, 16))
-        critics = Critics(3, 1, net_arch=(16, 16))
+        actor = Actor(3, [0.0] * action_dim, [2.0] * action_dim, net_arch=(16, 16))
+        critics = Critics(3, action_dim, net_arch=(16, 16))
     obs = torch.randn(batch, 3, generator=generator)
     with torch.no_grad():
         # the actor's last layer rescaled so that, on obs, tanh's inputs have mean 0 and std ACTION_SPREAD: the
@@ -135,8 +137,12 @@ def case(seed: int, batch: int = 32) -> tuple[Actor, Critics, torch.Tensor]:
         scale = ACTION_SPREAD / before_tanh.std()
         out.weight.mul_(scale)
         out.bias.sub_(before_tanh.mean()).mul_(scale)
-        # critic 2 clearly different from critic 1: above it on some states, below on others
-        critics.members[1].net.out.weight.mul_(-3.0)
+        # critic 2 clearly different from critic 1, and shifted to lie above it on half the states, below on the
+        # other half, so that min(Q1, Q2) differs from Q1 and from Q2
+        critic_2 = critics.members[1].net.out
+        critic_2.weight.mul_(-3.0)
+        q1, q2 = critics(obs, actor(obs))
+        critic_2.bias.sub_((q2 - q1).median())
     return actor, critics, obs
 
 
@@ -160,10 +166,11 @@ def _critics_problem(critics: Critics, before: dict) -> str | None:
 def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
     """Play the schedule for delay d: when the actor moved, when the function returned something, and
     the problems of its steps (the first one only)."""
-    actor, critics, obs = case(seed=d)
-    optimizer = torch.optim.Adam(actor.parameters(), lr=LEARNING_RATE)
+    batch, action_dim, lr = CASES[d]
+    actor, critics, obs = case(d, batch, action_dim)
+    optimizer = torch.optim.Adam(actor.parameters(), lr=lr)
     reference = copy.deepcopy(actor)
-    reference_optimizer = torch.optim.Adam(reference.parameters(), lr=LEARNING_RATE)
+    reference_optimizer = torch.optim.Adam(reference.parameters(), lr=lr)
     moved, returned, problems = [], [], []
     for k in range(1, UPDATES[d] + 1):
         step = LEARNING_STARTS + TRAIN_FREQ * k
@@ -171,6 +178,7 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
             actions = actor(obs)
             q1, q2 = critics(obs, actions)
         actor_before, critics_before, steps = snapshot(actor), snapshot(critics), optimizer_steps(optimizer)
+        rates = learning_rates(optimizer)
         for p in critics.parameters():
             p.grad = None
         loss, problem = run_safely(
@@ -182,10 +190,10 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
                     ". No gradient reaches the actor: J must be computed from actor(obs) itself, not detached"
                     " and not under torch.no_grad(); the gradient flows from Q1 through the action"
                 )
-            return moved, returned, [problem]
+            return moved, returned, [problem + sizes_note(batch, action_dim, CASES[DELAYS[0]][:2])]
         moved.append(bool(changed(actor_before, actor)))
         returned.append(loss is not None)
-        problem = _critics_problem(critics, critics_before)
+        problem = _critics_problem(critics, critics_before) or learning_rate_problem(rates, optimizer)
         if policy_update_due(k, d):
             critics.requires_grad_(True)  # a step that left them frozen has its problem already
             actor_update(reference, critics, obs, reference_optimizer)
@@ -204,8 +212,20 @@ def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped
     expected = -q1.mean()
     if loss is None:
         return "your function stepped the actor but returned None: return J, the loss it stepped on"
+    problem = _returned_problem(loss)
+    if problem:
+        return problem
     if not close(loss, float(expected)):
         table = [Mistake(float(wrong(q1, q2)), message) for wrong, message in LOSS_MISTAKES]
+        table += [
+            Mistake(
+                float(-q1.sum() / batch),
+                f"you divided the sum over the batch by {batch}, a batch size written in: this batch holds"
+                f" {len(q1)} states. J is the MEAN, -mean Q1(s, pi(s)), whatever the batch size",
+            )
+            for batch, _, _ in CASES.values()
+            if batch != len(q1)
+        ]
         with torch.no_grad():
             table += [Mistake(float(-critics.q1(obs, wrong(actions)).mean()), message)
                       for wrong, message in ACTION_MISTAKES]  # fmt: skip
@@ -227,6 +247,27 @@ def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped
         "J is right, but the actor's weights differ from one Adam step on it: each due call clears the old"
         " gradients (optimizer.zero_grad()), backpropagates J once and calls optimizer.step() once"
     )
+
+
+def _returned_problem(loss) -> str | None:
+    """What is wrong with the type or shape of a due step's returned J (a one-element tensor or a number), or
+    None."""
+    if isinstance(loss, torch.Tensor):
+        if loss.numel() == 1:
+            return None
+        return (
+            f"your function returned a tensor of shape {tuple(loss.shape)}, not one number: return J itself, the"
+            " single number -mean Q1(s, pi(s)) (the mean over the batch) that the actor stepped on"
+        )
+    if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+        return None
+    if isinstance(loss, (tuple, list)):
+        kinds = ", ".join(type(item).__name__ for item in loss)
+        return (
+            f"your function returned a {type(loss).__name__} ({kinds}): return J by itself, the loss the actor"
+            " stepped on, and None when the actor is not due"
+        )
+    return f"your function returned a {type(loss).__name__}: return J, the loss the actor stepped on (a tensor)"
 
 
 def _schedule_problem(calls, patterns, expected) -> str:

@@ -97,6 +97,10 @@ def _params(module) -> list[torch.Tensor]:
     return [p.detach().clone() for p in module.parameters()]
 
 
+def _requires_grad(module) -> list[bool]:
+    return [p.requires_grad for p in module.parameters()]
+
+
 def _aliased(online, target) -> bool:
     """Whether the target shares storage with the online network (it would move with every actor update)."""
     online_storage = {p.untyped_storage().data_ptr() for p in online.parameters()}
@@ -111,6 +115,7 @@ def check_soft_update(soft_update) -> bool:
         online, target = _case(seed)
         theta, before = _params(online), _params(target)
         online_before, target_before = snapshot(online), snapshot(target)
+        online_flags = _requires_grad(online)
         _, problem = run_safely(soft_update, online, target, tau, what=CALL)
         if problem:
             if "in-place" in problem or "leaf Variable" in problem:
@@ -118,6 +123,13 @@ def check_soft_update(soft_update) -> bool:
             return report([problem], "")
         if changed(online_before, online):
             return report(["your function changed the online network: only the target moves."], "")
+        if _requires_grad(online) != online_flags:
+            return report(
+                ["your function changed the online network's requires_grad (requires_grad_(False)?): the online"
+                 " network must keep learning, and a frozen one would never move again. Leave its requires_grad"
+                 " alone: torch.no_grad() around the update is all it takes to build no gradient."],
+                "",
+            )  # fmt: skip
         if _aliased(online, target):
             return report(
                 ["the target now shares its tensors with the online network (p_target.data = p, or the same"

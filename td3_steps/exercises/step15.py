@@ -37,8 +37,14 @@ TARGETS = ((14, "actor_target", "actor"), (15, "critic_targets", "critics"))  # 
 
 def _agent(delay: int, seed: int = 0) -> TD3:
     """A small TD3 agent on Pendulum-v1, policy_delay `delay`, whose memory holds 64 seeded transitions (no env
-    steps taken)."""
+    steps taken), and whose targets trail their networks, as after some training: a fresh target equals its
+    network, and a Polyak step toward it would not show."""
     agent = TD3("Pendulum-v1", config=CONFIG.replace(policy_delay=delay), seed=seed, device="cpu")
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _, name, _ in TARGETS:
+            for p in getattr(agent, name).parameters():
+                p.add_(0.05 * torch.randn(p.shape, generator=generator))
     rng = np.random.default_rng(seed)
     for i in range(64):
         obs = rng.normal(size=3).astype(np.float32)
@@ -226,6 +232,17 @@ def _run(td3_iteration, delay: int) -> list[str]:
             )
         if problems:
             return problems
+        unfrozen = [
+            f"agent.{name}"
+            for _, name, _ in TARGETS
+            if any(p.requires_grad for p in getattr(student, name).parameters())
+        ]
+        if unfrozen:  # where the targets are right, but no longer frozen
+            return [
+                f"after iteration {i} the parameters of {' and '.join(unfrozen)} require grad"
+                " (requires_grad_(True)?): a target stays frozen, as make_target left it, so that no loss can reach"
+                " it; polyak_update moves it without unfreezing it. Leave the targets' requires_grad alone."
+            ]
     return []
 
 

@@ -197,3 +197,17 @@ def test_targets_with_trainable_biases_are_told_which_parameters(capsys):
     out = capsys.readouterr().out
     assert "2 of target1's 4 parameters still have requires_grad=True (body.0.bias, body.2.bias)" in out, out
     assert "freeze the whole module with target1.requires_grad_(False)" in out and "parameters have" not in out, out
+
+
+def build_sizes_written_in(obs_dim, action_dim):
+    """The checker's sizes written in, the arguments ignored: right on the first build only."""
+    critic1, critic2 = MyCritic(3, 2), MyCritic(3, 2)
+    return critic1, critic2, frozen(critic1), frozen(critic2)
+
+
+def test_sizes_written_in_are_named_on_a_build_of_other_sizes(capsys):
+    """The checker built every network with obs_dim=3 and action_dim=2: critics of those sizes written in passed."""
+    assert not check_build_critics(build_sizes_written_in)
+    out = capsys.readouterr().out
+    assert "built with obs_dim=4 and action_dim=3 (the first build had 3 and 2), critic1(obs, action) raised" in out
+    assert "are the sizes 3 and 2 written in?" in out, out

@@ -64,6 +64,16 @@ def off_by_a_constant(batch, actor, actor_target):
     return right(batch, actor, actor_target) + 0.01
 
 
+def state_size_written_in(batch, actor, actor_target):
+    with torch.no_grad():
+        return actor_target(batch.next_obs.view(-1, 4))
+
+
+def batch_size_written_in(batch, actor, actor_target):
+    with torch.no_grad():
+        return actor_target(batch.next_obs[:256])
+
+
 WRONG = {
     lambda batch, actor, actor_target: actor(batch.next_obs): "you used the online actor",
     lambda batch, actor, actor_target: actor_target(batch.obs): "you fed s (batch.obs)",
@@ -98,3 +108,14 @@ def test_names_each_wrong_answer(assert_rejected, capsys):
     assert not check_target_action(lambda batch, actor, actor_target: actor(batch.obs))
     out = capsys.readouterr().out
     assert "you used the online actor" in out and "you fed s (batch.obs)" in out
+
+
+def test_sizes_written_in_are_named_on_a_case_of_other_sizes(capsys):
+    """The one case had 32 states of 4 numbers: a state size 4 or a batch size of 256 written in passed."""
+    note = "(this batch has 300 states of 5 numbers, the one before 32 states of 4: is a size written in"
+    assert not check_target_action(state_size_written_in)
+    out = capsys.readouterr().out
+    assert "raised" in out and "got shape (375, 4)" in out and note in out and "view(-1, 4)" in out, out
+    assert not check_target_action(batch_size_written_in)
+    out = capsys.readouterr().out
+    assert "a' has shape (256, 2), expected (300, 2)" in out and note in out, out

@@ -74,6 +74,11 @@ def action_reshaped_to_one_column(critic_nets, obs, action):
     return tuple(net(x) for net in critic_nets)
 
 
+def state_size_written_in(critic_nets, obs, action):
+    x = torch.cat([obs.view(-1, 3), action], dim=1)
+    return tuple(net(x) for net in critic_nets)
+
+
 def with_the_input(critic_nets, obs, action):
     x = torch.cat([obs, action], dim=1)
     return tuple(net(x) for net in critic_nets), x
@@ -113,3 +118,14 @@ def test_the_dim_0_hint_comes_only_with_a_concatenation_along_dim_0(capsys):
     assert "dim=0 tries to stack them as extra rows" in capsys.readouterr().out
     assert not check_current_q(action_reshaped_to_one_column)
     assert "dim=0" not in capsys.readouterr().out
+
+
+def test_a_state_size_written_in_is_named_on_the_case_of_other_sizes(capsys):
+    """Both runs had states of 3 numbers: obs.view(-1, 3) passed."""
+    assert not check_current_q(state_size_written_in)
+    out = capsys.readouterr().out
+    assert "with 3 critics raised" in out and "obs (6, 4) and action (6, 3) already hold one row" in out, out
+    assert "(this batch has 6 rows, states of 4 numbers and actions of 3, the one before 7 rows, 3 and 2" in out, out
+    assert "is a size written in, such as view(-1, 3)?" in out, out
+    assert not check_current_q(action_reshaped_to_one_column)  # refused on the first case, where no note belongs
+    assert "is a size written in" not in capsys.readouterr().out

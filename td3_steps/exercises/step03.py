@@ -4,8 +4,9 @@ The student writes `build_critics(obs_dim, action_dim)` returning four torch mod
 `(critic1, critic2, target1, target2)`; each is called as `module(obs, action)` on (B, obs_dim)
 and (B, action_dim) tensors and returns Q-values shaped (B, 1).
 
-The checker builds the four networks, scores one seeded batch with each, and, on a second build,
-nudges each critic's weights to see which networks move with it (`snapshot` and `changed`).
+The checker builds the four networks, scores one seeded batch with each, and, on a second build of other
+sizes (OTHER_DIMS, so that sizes written in show), scores a batch again and nudges each critic's weights to
+see which networks move with it (`snapshot` and `changed`).
 What it learns is a `Built`; the tables below name the wrong builds students write, for the two
 critics, for each target, and for what is frozen.
 """
@@ -21,6 +22,7 @@ from torch import nn
 from . import Mistake, changed, checker, match_mistake, report, run_safely, snapshot
 
 OBS_DIM, ACTION_DIM, BATCH = 3, 2, 5
+OTHER_DIMS = (4, 3)  # (obs_dim, action_dim) of the second build: another sum too, so that no size written in passes
 NAMES = ("critic1", "critic2", "target1", "target2")
 COPY = "copy.deepcopy(critic).requires_grad_(False) (or td3_steps.make_target(critic))"
 
@@ -41,16 +43,16 @@ class Built:
         return any(p.requires_grad for p in self.nets[i].parameters())
 
 
-def _case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _case(obs_dim: int, action_dim: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """A batch of states, actions for them, and other actions for the same states."""
     generator = torch.Generator().manual_seed(3)
-    obs = torch.randn(BATCH, OBS_DIM, generator=generator)
-    action, other_action = (torch.rand(BATCH, ACTION_DIM, generator=generator) * 2 - 1 for _ in range(2))
+    obs = torch.randn(BATCH, obs_dim, generator=generator)
+    action, other_action = (torch.rand(BATCH, action_dim, generator=generator) * 2 - 1 for _ in range(2))
     return obs, action, other_action
 
 
-def _networks(build_critics) -> tuple[list[nn.Module] | None, str | None]:
-    networks, problem = run_safely(build_critics, OBS_DIM, ACTION_DIM, what="build_critics(obs_dim, action_dim)")
+def _networks(build_critics, obs_dim: int, action_dim: int) -> tuple[list[nn.Module] | None, str | None]:
+    networks, problem = run_safely(build_critics, obs_dim, action_dim, what="build_critics(obs_dim, action_dim)")
     if problem:
         return None, problem
     if not isinstance(networks, (tuple, list)) or len(networks) != 4:
@@ -86,24 +88,41 @@ def _moves_with(networks: list[nn.Module]) -> dict[int, set[int]]:
     return moves
 
 
-def build(build_critics) -> tuple[Built | None, list[str]]:
-    """Build the networks twice: score the case with the first build, nudge the second."""
-    networks, problem = _networks(build_critics)
-    if problem:
-        return None, [problem]
-    obs, action, other_action = _case()
+def _scores(
+    networks: list[nn.Module], obs_dim: int, action_dim: int
+) -> tuple[list[torch.Tensor], list[torch.Tensor], str | None]:
+    """Each network's Q-values on the case of these sizes, with the actions and with the other actions."""
+    obs, action, other_action = _case(obs_dim, action_dim)
     q, q_other_action = [], []
     for name, net in zip(NAMES, networks):
         with torch.no_grad():
             value, problem = run_safely(net, obs, action, what=f"{name}(obs, action)")
             problem = problem or _q_problem(name, value)
             if problem:
-                return None, [problem]
+                return q, q_other_action, problem
             q.append(value)
             q_other_action.append(net(obs, other_action))
-    second, problem = _networks(build_critics)
+    return q, q_other_action, None
+
+
+def build(build_critics) -> tuple[Built | None, list[str]]:
+    """Build the networks twice: score the case with the first build; score the case of OTHER_DIMS with the
+    second, and nudge it."""
+    networks, problem = _networks(build_critics, OBS_DIM, ACTION_DIM)
     if problem:
         return None, [problem]
+    q, q_other_action, problem = _scores(networks, OBS_DIM, ACTION_DIM)
+    if problem:
+        return None, [problem]
+    second, problem = _networks(build_critics, *OTHER_DIMS)
+    problem = problem or _scores(second, *OTHER_DIMS)[2]
+    if problem:
+        obs_dim, action_dim = OTHER_DIMS
+        return None, [
+            f"built with obs_dim={obs_dim} and action_dim={action_dim} (the first build had {OBS_DIM} and"
+            f" {ACTION_DIM}), {problem}: are the sizes {OBS_DIM} and {ACTION_DIM} written in? Size each critic's"
+            " layers from the obs_dim and action_dim that build_critics is given"
+        ]
     return Built(networks, q, q_other_action, _moves_with(second)), []
 
 

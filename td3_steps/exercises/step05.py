@@ -4,7 +4,8 @@ The student writes `fn(batch, actor, actor_target) -> a'`. The case is built so 
 choice gives a different a': an actor that has moved away from its target, a batch whose s and s'
 differ, an asymmetric action space [0, 2] x [-1, 3] (an output before the tanh or the affine
 map shows), and stored actions that keep to the lower part of that box, below a' (a clip of a' to
-the stored actions' range shows). MISTAKES names each wrong choice.
+the stored actions' range shows). MISTAKES names each wrong choice. A second case (CASES) has other sizes,
+states of 5 numbers and a batch larger than TD3's 256, so that an answer with a size written in shows.
 """
 
 from __future__ import annotations
@@ -19,18 +20,19 @@ LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
 RIGHT = "a' = pi_phi'(s'): call actor_target(batch.next_obs)"
 STORED_SHARE = 0.45  # the stored actions fill the lower 45% of each dimension's [low, high]; the case's a' lies above
+CASES = ((0, 32, 4), (1, 300, 5))  # (seed, batch size, state size): the second one with other sizes
 
 
-def target_case(seed: int = 0, n: int = 32) -> tuple[Batch, Actor, Actor]:
+def target_case(seed: int, n: int, obs_dim: int) -> tuple[Batch, Actor, Actor]:
     """A batch whose s and s' differ, and an actor that has moved away from its target."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        actor = Actor(4, LOW, HIGH, net_arch=(16, 16))
+        actor = Actor(obs_dim, LOW, HIGH, net_arch=(16, 16))
         actor_target = make_target(actor)
         with torch.no_grad():
             for p in actor.parameters():
                 p.add_(0.5 * torch.randn_like(p))  # as after many actor updates
-        obs, next_obs = torch.randn(n, 4), torch.randn(n, 4)
+        obs, next_obs = torch.randn(n, obs_dim), torch.randn(n, obs_dim)
         low, high = torch.tensor(LOW), torch.tensor(HIGH)
         action = low + (high - low) * STORED_SHARE * torch.rand(n, 2)  # played by an early behaviour policy
         batch = Batch(obs, action, torch.randn(n, 1), next_obs, torch.zeros(n, 1))
@@ -98,11 +100,11 @@ def _box() -> str:
     return " x ".join(f"[{low:g}, {high:g}]" for low, high in zip(LOW, HIGH))
 
 
-def _unknown_problem(fn, answer: torch.Tensor, right: torch.Tensor) -> str:
+def _unknown_problem(fn, answer: torch.Tensor, right: torch.Tensor, case: tuple[int, int, int]) -> str:
     """What is seen of an a' that matches no known mistake: random (noise), or off by how much."""
     gap = (answer.detach().float() - right).abs()
     off = f"off from pi_phi'(s') by {float(gap.mean()):.3f} on average, up to {float(gap.max()):.3f}"
-    again, _ = run_safely(fn, *target_case(), what="next_action(batch, actor, actor_target), called again")
+    again, _ = run_safely(fn, *target_case(*case), what="next_action(batch, actor, actor_target), called again")
     if isinstance(again, torch.Tensor) and again.shape == answer.shape and not torch.equal(again, answer):
         return (
             f"two calls on the same batch and networks gave different a' ({off}): did you add noise? Step 6"
@@ -117,64 +119,74 @@ def _shape_problem(shape: tuple, n: int) -> str:
     return f"a' has shape {shape}, expected ({n}, 2): one action (2 numbers) per transition of the batch"
 
 
-@checker
-def check_target_action(fn) -> bool:
-    """Check `fn(batch, actor, actor_target) -> a'`: the actor target, on s', shaped (N, action_dim)."""
-    batch, actor, actor_target = target_case()
-    n = batch.obs.shape[0]
+def _sizes_note(n: int, obs_dim: int) -> str:
+    """The hint added to an error or a wrong shape on a case of other sizes than the first one (which passed)."""
+    _, first_n, first_obs_dim = CASES[0]
+    if (n, obs_dim) == (first_n, first_obs_dim):
+        return ""
+    return (
+        f" (this batch has {n} states of {obs_dim} numbers, the one before {first_n} states of {first_obs_dim}: is a"
+        f" size written in, such as view(-1, {first_obs_dim}) or a batch size? Keep the shapes the tensors come with)"
+    )
+
+
+def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
+    """What is wrong with `fn` on the case (seed, batch size, state size), one problem per line; none when a' is
+    right."""
+    _, n, obs_dim = case
+    batch, actor, actor_target = target_case(*case)
     target_before, actor_before = snapshot(actor_target), snapshot(actor)
     inputs = snapshot(batch._asdict())
     answer, problem = run_safely(fn, batch, actor, actor_target, what="next_action(batch, actor, actor_target)")
     if problem:
-        return report([problem], "")
+        return [problem + _sizes_note(n, obs_dim)]
     if changed(target_before, actor_target):
-        return report(
-            [
-                "your function changed the actor target's weights (a copy of the actor into it, or a"
-                " Polyak step?): the target moves only by the slow Polyak update of step 14, never"
-                " inside step 5, which only reads the networks"
-            ],
-            "",
-        )
+        return [
+            "your function changed the actor target's weights (a copy of the actor into it, or a"
+            " Polyak step?): the target moves only by the slow Polyak update of step 14, never"
+            " inside step 5, which only reads the networks"
+        ]
     if changed(actor_before, actor):
-        return report(["your function changed the actor's weights: step 5 only reads the networks"], "")
+        return ["your function changed the actor's weights: step 5 only reads the networks"]
     altered = changed(inputs, batch._asdict())
     if altered:
-        return report(
-            [
-                f"your function changed batch.{altered[0]} in place: the batch is shared with the later steps"
-                " (step 7 scores its s' again, step 9 reads r, step 10 s and a), so leave it as it is and build"
-                " new tensors"
-            ],
-            "",
-        )
+        return [
+            f"your function changed batch.{altered[0]} in place: the batch is shared with the later steps"
+            " (step 7 scores its s' again, step 9 reads r, step 10 s and a), so leave it as it is and build"
+            " new tensors"
+        ]
     if any(p.requires_grad for p in actor_target.parameters()):
-        return report(
-            [
-                "your function unfroze the actor target (requires_grad_(True)): no gradient ever trains it, it"
-                " moves only by the Polyak update of step 14; leave it frozen and compute a' without gradient"
-            ],
-            "",
-        )
+        return [
+            "your function unfroze the actor target (requires_grad_(True)): no gradient ever trains it, it"
+            " moves only by the Polyak update of step 14; leave it frozen and compute a' without gradient"
+        ]
     if not isinstance(answer, torch.Tensor):
-        return report([f"it returned a {type(answer).__name__}, expected a torch.Tensor: {RIGHT}"], "")
+        return [f"it returned a {type(answer).__name__}, expected a torch.Tensor: {RIGHT}"]
     if tuple(answer.shape) != (n, 2):
-        return report([_shape_problem(tuple(answer.shape), n)], "")
+        return [_shape_problem(tuple(answer.shape), n) + _sizes_note(n, obs_dim)]
     batch = Batch(**inputs)  # the untouched inputs, for the expected values
     with torch.no_grad():
         right = actor_target(batch.next_obs)
     if not close(answer.detach().float(), right, tol=1e-5):
         known = match_mistake(answer.detach().float(), mistakes(batch, actor, actor_target), tol=1e-5)
-        return report(known.splitlines() if known else [_unknown_problem(fn, answer.detach(), right)], "")
+        return known.splitlines() if known else [_unknown_problem(fn, answer.detach(), right, case)]
     wrong_dtype = dtype_problem(answer, "a'")
     if wrong_dtype:
-        return report([f"the values are right, but {wrong_dtype}"], "")
+        return [f"the values are right, but {wrong_dtype}"]
     if answer.requires_grad:
-        return report(
-            [
-                "a' carries a gradient: compute it under torch.no_grad() (or .detach() it), since the target y"
-                " built from it is a fixed label, which no gradient goes through"
-            ],
-            "",
-        )
+        return [
+            "a' carries a gradient: compute it under torch.no_grad() (or .detach() it), since the target y"
+            " built from it is a fixed label, which no gradient goes through"
+        ]
+    return []
+
+
+@checker
+def check_target_action(fn) -> bool:
+    """Check `fn(batch, actor, actor_target) -> a'` on each case of CASES: the actor target, on s', shaped
+    (N, action_dim)."""
+    for case in CASES:
+        problems = _case_problems(fn, case)
+        if problems:
+            return report(problems, "")
     return report([], "a' = pi_phi'(s'): the actor target, on the next states, without touching any weights.")

@@ -3,8 +3,8 @@
 The student writes `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)`, where `critic_nets` is a list
 of plain networks, each mapping the concatenated [s, a] of shape (B, obs_dim + action_dim) to (B, 1).
 The answer is a tuple with one (B, 1) tensor per critic, still attached to the graph: the critic
-update of step 12 backpropagates through it. The checker runs two critics and three; `mistakes`
-names the wrong answers students give.
+update of step 12 backpropagates through it. The checker runs two critics and three, the second time on
+other sizes (CASES), so that a size written in shows; `mistakes` names the wrong answers students give.
 """
 
 from __future__ import annotations
@@ -15,19 +15,21 @@ from torch import nn
 from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot, tensors_problem
 
 OBS_DIM, ACTION_DIM = 3, 2
+# (number of critics, state size, action size, batch size): the second case has other sizes, so none written in passes
+CASES = ((2, OBS_DIM, ACTION_DIM, 7), (3, 4, 3, 6))
 RIGHT = "x = torch.cat([obs, action], dim=1), then one net(x) per critic, as a tuple"
 
 
-def critic_nets(n: int = 2, seed: int = 10) -> list[nn.Module]:
-    """`n` small critics with different weights, each reading [s, a] (B, 5) and returning (B, 1)."""
+def critic_nets(n: int = 2, seed: int = 10, obs_dim: int = OBS_DIM, action_dim: int = ACTION_DIM) -> list[nn.Module]:
+    """`n` small critics with different weights, each reading [s, a] (B, obs_dim + action_dim) and returning (B, 1)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return [nn.Sequential(nn.Linear(OBS_DIM + ACTION_DIM, 16), nn.ReLU(), nn.Linear(16, 1)) for _ in range(n)]
+        return [nn.Sequential(nn.Linear(obs_dim + action_dim, 16), nn.ReLU(), nn.Linear(16, 1)) for _ in range(n)]
 
 
-def _batch(n: int = 7, seed: int = 11) -> tuple[torch.Tensor, torch.Tensor]:
+def _batch(size: int, obs_dim: int, action_dim: int, seed: int = 11) -> tuple[torch.Tensor, torch.Tensor]:
     generator = torch.Generator().manual_seed(seed)
-    return torch.randn(n, OBS_DIM, generator=generator), torch.rand(n, ACTION_DIM, generator=generator) * 4 - 2
+    return torch.randn(size, obs_dim, generator=generator), torch.rand(size, action_dim, generator=generator) * 4 - 2
 
 
 def mistakes(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> list[Mistake]:
@@ -65,8 +67,8 @@ def _raised(problem: str, obs: torch.Tensor, action: torch.Tensor) -> str:
     """The raised error, with a hint where it comes from concatenating s and a wrongly."""
     problem = problem.rstrip(".")
     feature_axis = (
-        f"Each critic reads [s, a], {OBS_DIM + ACTION_DIM} numbers per row: concatenate the state and the action"
-        " along the feature axis, torch.cat([obs, action], dim=1)"
+        f"Each critic reads [s, a], {obs.shape[1] + action.shape[1]} numbers per row: concatenate the state and the"
+        " action along the feature axis, torch.cat([obs, action], dim=1)"
     )
     if "must match except in dimension 0" in problem:
         return (
@@ -138,19 +140,31 @@ def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:
     return None
 
 
+def _sizes_note(obs: torch.Tensor, action: torch.Tensor) -> str:
+    """The hint added to an error raised on a case of other sizes than the first one (which passed)."""
+    _, obs_dim, action_dim, size = CASES[0]
+    if (*obs.shape, action.shape[1]) == (size, obs_dim, action_dim):
+        return ""
+    return (
+        f" (this batch has {obs.shape[0]} rows, states of {obs.shape[1]} numbers and actions of {action.shape[1]},"
+        f" the one before {size} rows, {obs_dim} and {action_dim}: is a size written in, such as view(-1, {obs_dim})?"
+        " Keep the shapes the tensors come with)"
+    )
+
+
 @checker
 def check_current_q(fn) -> bool:
-    """Check `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)` with two and three critics."""
-    obs, action = _batch()
-    inputs = snapshot({"obs": obs, "action": action})
-    for n in (2, 3):
-        nets = critic_nets(n)
+    """Check `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)` with two and three critics, on each case of CASES."""
+    for n, obs_dim, action_dim, size in CASES:
+        obs, action = _batch(size, obs_dim, action_dim)
+        inputs = snapshot({"obs": obs, "action": action})
+        nets = critic_nets(n, obs_dim=obs_dim, action_dim=action_dim)
         with torch.no_grad():  # before the call, on the networks as given
             right = tuple(net(torch.cat([obs, action], dim=1)) for net in nets)
         known_mistakes = mistakes(nets, obs, action)
         answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics")
         if problem:
-            return report([_raised(problem, obs, action)], "")
+            return report([_raised(problem, obs, action) + _sizes_note(obs, action)], "")
         problem = _left_alone_problem(inputs, {"obs": obs, "action": action}, nets)
         if problem:
             return report([problem], "")

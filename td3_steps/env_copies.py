@@ -20,7 +20,7 @@ import warnings
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
-from .envs import STATISTICS, QuietReset, make_env, wrappers_of
+from .envs import QuietReset, make_env, normalizers, time_limit
 
 # Wrappers that change no observation, action or reward: an evaluation copy does without them.
 WATCHING = {"Monitor", "RecordEpisodeStatistics", "HumanRendering", "RenderCollection", "RecordVideo"}
@@ -30,12 +30,6 @@ OURS = f"{QuietReset.__module__}:{QuietReset.__name__}"  # make_env adds it to e
 def _watches(entry_point) -> bool:
     module, _, name = str(entry_point).partition(":")
     return name in WATCHING and module.startswith(("gymnasium.", "stable_baselines3."))
-
-
-def _time_limit(env: gym.Env) -> int | None:
-    """The steps after which env's episodes are cut: the smallest of its TimeLimits (make's, and any added)."""
-    limits = [w._max_episode_steps for w in wrappers_of(env) if isinstance(w, gym.wrappers.TimeLimit)]
-    return min(limits, default=None)
 
 
 def _is_bullet(env: gym.Env) -> bool:
@@ -53,7 +47,7 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
         if not unrecorded:
             kwargs = {key: value for key, value in spec.kwargs.items() if key != "render_mode"}
             return make_env(
-                dataclasses.replace(spec, kwargs=kwargs, additional_wrappers=kept, max_episode_steps=_time_limit(env))
+                dataclasses.replace(spec, kwargs=kwargs, additional_wrappers=kept, max_episode_steps=time_limit(env))
             )
     if unrecorded:
         why = f"its wrapper(s) {', '.join(unrecorded)} do not record their arguments"
@@ -76,11 +70,9 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
 
 def share_statistics(trained: gym.Env, evaluated: gym.Env) -> None:
     """Give `evaluated` (an evaluation copy) the running normalisation statistics of `trained`, frozen."""
-    for wrapper, statistics in STATISTICS.items():
-        mine = [w for w in wrappers_of(evaluated) if isinstance(w, wrapper)]
-        for source, target in zip([w for w in wrappers_of(trained) if isinstance(w, wrapper)], mine):
-            setattr(target, statistics, copy.deepcopy(getattr(source, statistics)))
-            target.update_running_mean = False
+    for (source, name), (target, _) in zip(normalizers(trained), normalizers(evaluated)):
+        setattr(target, name, copy.deepcopy(getattr(source, name)))
+        target.update_running_mean = False
 
 
 def id_leaves_out(env: str | gym.Env) -> list[str]:
@@ -95,8 +87,8 @@ def id_leaves_out(env: str | gym.Env) -> list[str]:
         return ["its registration (gymnasium knows no such id)"]
     left_out = [f"{key}={value!r}" for key, value in spec.kwargs.items()
                 if key != "render_mode" and value != _default(registered, key)]  # fmt: skip
-    if _time_limit(env) != registered.max_episode_steps:
-        left_out.append(f"max_episode_steps={_time_limit(env)}")
+    if time_limit(env) != registered.max_episode_steps:
+        left_out.append(f"max_episode_steps={time_limit(env)}")
     return left_out + [
         f"the wrapper {w.name}"
         for w in spec.additional_wrappers

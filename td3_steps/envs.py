@@ -114,7 +114,7 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
         raise ValueError(f"Cannot make environment {env_id!r}: {error}") from error
     for warning in said:  # an env that was made keeps its warnings, under the caller's filters
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    return QuietReset(env) if bullet and not is_wrapped_in(env, QuietReset) else env
+    return QuietReset(env) if bullet and not any(isinstance(w, QuietReset) for w in wrappers_of(env)) else env
 
 
 def bounds_mismatch(low, high, space: spaces.Box) -> str | None:
@@ -229,15 +229,6 @@ def stored_observations(space: gym.Space, observations) -> np.ndarray:
     return batch
 
 
-def is_wrapped_in(env: gym.Env, wrapper: type[gym.Wrapper]) -> bool:
-    """Whether `wrapper` is one of the wrappers around env."""
-    while isinstance(env, gym.Wrapper):
-        if isinstance(env, wrapper):
-            return True
-        env = env.env
-    return False
-
-
 def wrappers_of(env: gym.Env) -> Iterator[gym.Wrapper]:
     """The wrappers around env, outermost first."""
     while isinstance(env, gym.Wrapper):
@@ -245,15 +236,27 @@ def wrappers_of(env: gym.Env) -> Iterator[gym.Wrapper]:
         env = env.env
 
 
+def time_limit(env: gym.Env) -> int | None:
+    """The steps after which env's episodes are cut: the smallest of its gymnasium TimeLimit wrappers (gymnasium.make
+    adds one for an id registered with max_episode_steps, and more may be added by hand); None without one."""
+    limits = [w._max_episode_steps for w in wrappers_of(env) if isinstance(w, gym.wrappers.TimeLimit)]
+    return min(limits, default=None)
+
+
 # gymnasium's wrappers that keep running statistics of what they normalise, and the attribute that holds them
 STATISTICS = {gym.wrappers.NormalizeObservation: "obs_rms", gym.wrappers.NormalizeReward: "return_rms"}
+
+
+def normalizers(env: gym.Env) -> list[tuple[gym.Wrapper, str]]:
+    """env's wrappers that keep normalisation statistics, outermost first, each with the attribute that holds them."""
+    return [(w, name) for w in wrappers_of(env) for kind, name in STATISTICS.items() if isinstance(w, kind)]
 
 
 @contextlib.contextmanager
 def statistics_frozen(env: gym.Env):
     """Hold env's normalisation statistics still for the duration (the checker's resets would move them, and an
     observation normalised afresh after each reset looks like a reset that ignores its seed)."""
-    held = [(w, name) for w in wrappers_of(env) for kind, name in STATISTICS.items() if isinstance(w, kind)]
+    held = normalizers(env)
     saved = [(w.update_running_mean, copy.deepcopy(getattr(w, name))) for w, name in held]
     for w, _ in held:
         w.update_running_mean = False
@@ -263,12 +266,6 @@ def statistics_frozen(env: gym.Env):
         for (w, name), (update, statistics) in zip(held, saved):
             w.update_running_mean = update
             setattr(w, name, statistics)
-
-
-def has_time_limit(env: gym.Env) -> bool:
-    """Whether a gymnasium TimeLimit wrapper (gymnasium.make adds one for an id registered with max_episode_steps)
-    cuts env's episodes."""
-    return is_wrapped_in(env, gym.wrappers.TimeLimit)
 
 
 def as_env(env: str | gym.Env) -> gym.Env:

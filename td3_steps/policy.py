@@ -24,10 +24,10 @@ from .envs import (
     bounds_mismatch,
     check_action_space,
     env_id_of,
-    has_time_limit,
     make_env,
     observation_batch,
     stored_observation_shape,
+    time_limit,
 )
 from .files import as_path
 from .networks import Actor, build_actor
@@ -156,7 +156,7 @@ class Policy:
             self._eval_env = evaluation_copy(self._env if self._env is not None else self.env_id)
         if self._env is not None:
             share_statistics(self._env, self._eval_env)
-        limit = None if has_time_limit(self._eval_env) else UNTIMED_EPISODE_LIMIT
+        limit = None if time_limit(self._eval_env) is not None else UNTIMED_EPISODE_LIMIT
         returns = []
         for k in range(n_episodes):
             obs, _ = self._eval_env.reset(seed=derived_seed(seed, stream, k))

@@ -102,12 +102,12 @@ class TD3:
             shared = None
             if config.share_features_extractor:
                 shared = make_features_extractor(config.features_extractor, self.observation_space)
-            # Step 2: the actor and its target. The actor holds the action bounds, on the device.
+            # Step 2: the actor. It holds the action bounds (on the device once it is moved, below).
             self.actor = build_actor(
                 self.observation_space, self.action_space.low, self.action_space.high, config,
                 net=actor_net, features=shared,
             )  # fmt: skip
-            # Step 3: the twin critics and their targets.
+            # Step 3: the twin critics.
             self.critics = build_critics(self.observation_space, action_dim, config, net=critic_net, features=shared)
         # Step 1's shapes (images keep their shape and uint8 dtype), so that what the agent needs is known now.
         obs_dtype = torch.uint8 if is_image_space(self.observation_space) else torch.float32
@@ -122,6 +122,7 @@ class TD3:
         )
         self.actor.to(self.device)
         self.critics.to(self.device)
+        # Steps 2 and 3: the targets, frozen copies of the networks on the device.
         self.actor_target = make_target(self.actor)
         self.critic_targets = make_target(self.critics)
         # A shared features extractor belongs to the critics and learns from the critic loss alone:
@@ -135,13 +136,13 @@ class TD3:
         self.act_rng = torch.Generator(self.device).manual_seed(derived_seed(self.seed, ACTING))
         self.update_rng = torch.Generator(self.device).manual_seed(derived_seed(self.seed, UPDATES))
         self.noise = make_noise(config.noise_type, action_dim, config.ou_theta, self.device)
-        self.policy = self._make_policy()
 
         self.num_steps = 0  # environment steps taken in training
         self.critic_updates = 0  # gradient iterations; the policy delay counts these
         self.episodes = 0  # finished training episodes
         self._steps_since_training = 0  # steps after learning_starts since the last round (gradient_steps=-1)
         self._learn_end = 0  # num_steps at which the current learn call ends: progress_remaining reaches 0
+        self.policy = self._make_policy()
         self._obs: np.ndarray | None = None  # current observation as stored; None before an episode starts
         self._episode_actions: list[np.ndarray] = []
         self._episode_return = 0.0
@@ -150,8 +151,13 @@ class TD3:
         self._logs: list[Callable[[dict], None]] = []  # where log_metrics sends rows during learn
 
     def _make_policy(self) -> Policy:
-        sigma = value_at(self.config.exploration_noise, 1.0)
-        return Policy(self.actor, self.env, sigma, noise=self.noise, generator=self.act_rng)
+        return Policy(
+            self.actor, self.env, self._exploration_sigma(), noise=self.noise, generator=self.act_rng, seed=self.seed
+        )
+
+    def _exploration_sigma(self) -> float:
+        """sigma of the acting noise now: exploration_noise, or its schedule's value at the current progress."""
+        return value_at(self.config.exploration_noise, self.progress_remaining)
 
     @property
     def action_low(self) -> torch.Tensor:
@@ -343,7 +349,7 @@ class TD3:
         else:
             with torch.no_grad():
                 action = self.actor(torch.as_tensor(obs, device=self.device).unsqueeze(0))[0]
-            action = self.policy.explore(action, value_at(self.config.exploration_noise, self.progress_remaining))
+            action = self.policy.explore(action, self._exploration_sigma())
         return action.cpu().numpy()
 
     def _explore_at_random(self) -> bool:
@@ -353,13 +359,16 @@ class TD3:
 
     # ------------------------------------------------------------------ using the policy
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
-        """The actor's action for one observation or a batch, as (action, None); see Policy.predict."""
+        """The actor's action for one observation or a batch, as (action, None); see Policy.predict.
+
+        deterministic=False explores with the sigma training acts with now (a schedule's current value)."""
+        self.policy.exploration_noise = self._exploration_sigma()
         return self.policy.predict(observation, state, episode_start, deterministic)
 
     def evaluate(self, n_episodes: int = 10) -> tuple[float, float]:
         """Mean and std of the return of `n_episodes` deterministic episodes; see Policy.evaluate."""
         self._check_finite()
-        return self.policy.evaluate(n_episodes, seed=self.seed)
+        return self.policy.evaluate(n_episodes)
 
     def save_policy(self, path) -> None:
         """Write the actor alone (a small file, for shipping); read it back with Policy.load."""

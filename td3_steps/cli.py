@@ -1,6 +1,6 @@
 """The command line: python -m td3_steps train | evaluate | render.
 
-python -m td3_steps train                      # the pendulum preset, under a minute on a 2-core CPU
+python -m td3_steps train                      # the pendulum preset: 12,000 steps, a minute or two on 2 cores
 python -m td3_steps train --preset walker2d-blog --out runs/walker
 python -m td3_steps train --resume runs/walker  # continue where the last checkpoint left off (after Ctrl-C, SIGTERM, a crash)
 python -m td3_steps train --preset hopper-zoo --threads 1  # with another such run beside it on a 2-core CPU
@@ -221,7 +221,8 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "evaluate", help="evaluate a run's agent on deterministic episodes",
         description="Evaluate a run's agent: the mean and standard deviation of the return of deterministic"
-        " episodes (no exploration noise), each reset with a fixed seed.",
+        " episodes (no exploration noise), each reset with a seed derived from the run's seed, as the run's own"
+        " evaluations were (an actor file keeps it too).",
     )  # fmt: skip
     evaluate.add_argument("run_dir", type=_path, help=AGENT_HELP)
     evaluate.add_argument("--episodes", type=_at_least(1), default=10, help="episodes to average (default: 10)")

@@ -65,6 +65,13 @@ class OrnsteinUhlenbeckNoise:
 
     @explain_failures(_scale_problem)
     def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+        if scale.numel() != self.x.numel():
+            raise ValueError(
+                "OrnsteinUhlenbeckNoise is one process (its value carries over from step to step), for one action"
+                f" of {self.x.numel()} values at a time; a scale of shape {tuple(scale.shape)} would give every action"
+                " of the batch the same noise. Explore one observation at a time, or use"
+                " TD3Config(noise_type='normal')."
+            )
         step = torch.randn(self.x.shape, generator=generator, device=self.x.device)
         self.x = self.x - self.theta * self.x * self.dt + math.sqrt(self.dt) * step
         return self.x * scale

@@ -36,12 +36,13 @@ from .seeding import ACTING, EVAL_EPISODES, check_seed, derived_seed
 
 POLICY_FORMAT = "td3_steps policy"
 UNTIMED_EPISODE_LIMIT = 100_000  # steps of one evaluation episode in an env with no TimeLimit: then it never ends
-POLICY_VERSION = 3  # versions 1 and 2, written before the sha256, still load, unverified
+POLICY_VERSION = 4  # versions 1 and 2, written before the sha256, still load, unverified; 1 to 3 evaluate with seed 0
 # What Policy.load needs of a file of each version, with each value's type.
 POLICY_KEYS = {
     1: {"env_id": str, "net_arch": list, "mixed_precision": bool, "obs_dim": int, "actor": dict},
     2: {"env_id": str, "architecture": dict, "obs_shape": list, "actor": dict},
     3: {"env_id": str, "architecture": dict, "obs_shape": list, "actor": dict, "sha256": str},
+    4: {"env_id": str, "architecture": dict, "obs_shape": list, "actor": dict, "seed": int, "sha256": str},
 }
 POLICY_REMEDY = (
     "Use another copy of the file, or write it again from its run's checkpoint: TD3.load(...).save_policy(path)."
@@ -69,6 +70,8 @@ class Policy:
         noise: the acting noise (td3_steps.noise; default GaussianNoise), and `generator` the
             generator it draws from (default: seeded with seed 0's acting stream). A TD3 agent
             passes its own, so that its exploration and this policy's noisy predictions are one path.
+        seed: the seed `evaluate` derives its episodes' seeds from by default: a TD3 agent's policy has the
+            agent's, so that the policy (and the file it saves) scores what the run's evaluations scored.
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class Policy:
         *,
         noise: GaussianNoise | OrnsteinUhlenbeckNoise | None = None,
         generator: torch.Generator | None = None,
+        seed: int = 0,
     ):
         if not isinstance(actor, Actor):
             raise TypeError(
@@ -98,6 +102,7 @@ class Policy:
         if generator is None:
             generator = torch.Generator(self.device).manual_seed(derived_seed(0, ACTING))
         self.generator = generator
+        self.seed = check_seed(seed)
         self._eval_env: gym.Env | None = None
 
     @property
@@ -133,17 +138,18 @@ class Policy:
         scale = (sigma * self.actor.half_range).expand_as(action)
         return torch.clamp(action + self.noise(scale, self.generator), self.actor.action_low, self.actor.action_high)
 
-    def evaluate(self, n_episodes: int = 10, seed: int = 0) -> tuple[float, float]:
+    def evaluate(self, n_episodes: int = 10, seed: int | None = None) -> tuple[float, float]:
         """Mean and standard deviation of the return of `n_episodes` deterministic episodes.
 
-        Runs in an env of its own with fixed per-episode seeds (derived from `seed`), so
-        every evaluation sees the same starting states and a training env is not disturbed.
+        Runs in an env of its own with fixed per-episode seeds (derived from `seed`, by default the policy's
+        own: its run's), so every evaluation sees the same starting states and a training env is not disturbed.
         """
         returns = self.episode_returns(n_episodes, seed)
         return float(np.mean(returns)), float(np.std(returns))
 
-    def episode_returns(self, n_episodes: int, seed: int = 0, stream: int = EVAL_EPISODES) -> list[float]:
-        """The returns of `n_episodes` deterministic episodes, episode k reset with derived_seed(seed, stream, k).
+    def episode_returns(self, n_episodes: int, seed: int | None = None, stream: int = EVAL_EPISODES) -> list[float]:
+        """The returns of `n_episodes` deterministic episodes, episode k reset with derived_seed(seed, stream, k)
+        (seed None: the policy's own).
 
         stream=seeding.EVAL_EPISODES (the default) gives the periodic evaluation's episodes;
         seeding.TEST_EPISODES the evaluation protocol's fresh ones.
@@ -151,7 +157,7 @@ class Policy:
         if not is_count(n_episodes, 1):
             raise ValueError(f"n_episodes must be a positive integer, got {n_episodes!r}.")
         n_episodes = int(n_episodes)
-        check_seed(seed)
+        seed = self.seed if seed is None else check_seed(seed)
         if self._eval_env is None:
             self._eval_env = evaluation_copy(self._env if self._env is not None else self.env_id)
         if self._env is not None:
@@ -179,7 +185,8 @@ class Policy:
 
     def save(self, path) -> None:
         """One small file (atomic write): the actor's weights, what is needed to rebuild it (env id, architecture,
-        observation shape), and the sha256 of all that (see `policy_digest`), which `load` checks."""
+        observation shape), the evaluation seed, and the sha256 of all that (see `policy_digest`), which `load`
+        checks."""
         if self.env_id is None:
             raise ValueError(
                 "Only a policy for a registered environment id can be saved: the file names the environment it acts"
@@ -193,6 +200,7 @@ class Policy:
             "architecture": self.actor.architecture,
             "obs_shape": list(self.obs_shape),
             "actor": {k: v.cpu() for k, v in self.actor.state_dict().items()},
+            "seed": self.seed,
         }
         data["sha256"] = policy_digest(data)
         save_atomically(as_path(path, "The policy file"), data)
@@ -261,7 +269,7 @@ class Policy:
                     f" with, the same layers and sizes. ({error})"
                 ) from error
             raise CheckpointError(f"{path} holds actor weights that do not fit its own description: {error}") from error
-        return cls(actor.to(device), env)
+        return cls(actor.to(device), env, seed=data["seed"] if version >= 4 else 0)
 
 
 def policy_digest(data: dict) -> str:

@@ -11,7 +11,7 @@ from gymnasium import spaces
 
 import td3_steps.agent
 import td3_steps.devices
-from td3_steps import TD3, ConfigError, SpaceError, TD3Config, TrainingError
+from td3_steps import TD3, ConfigError, LinearSchedule, SpaceError, TD3Config, TrainingError
 from td3_steps.config import field_names
 from td3_steps.envs import make_env
 
@@ -194,6 +194,15 @@ def test_acting_and_noisy_predictions_share_one_noise_path(small_config, toy_env
     model.predict(np.zeros(2), deterministic=False)
     assert calls == [0.1] * 6 and torch.equal(torch.rand(1), expected)
     assert model.policy.generator is model.act_rng and model.policy.noise is model.noise
+
+
+def test_noisy_predictions_explore_with_the_scheduled_sigma_of_now(small_config, toy_env):
+    """With exploration_noise=LinearSchedule(0.1, 0.0), training acts with sigma 0 once its learn call ends;
+    predict(deterministic=False) added the schedule's first value, 0.1, whatever the progress."""
+    config = small_config.replace(learning_starts=0, train_freq=10_000, exploration_noise=LinearSchedule(0.1, 0.0))
+    model = TD3(toy_env(), config, seed=0, device="cpu").learn(20)
+    obs = np.zeros((4, 2), np.float32)
+    assert np.array_equal(model.predict(obs, deterministic=False)[0], model.predict(obs)[0])
 
 
 def test_random_exploration_replaces_that_share_of_actions(small_config, toy_env):

@@ -1,5 +1,6 @@
 """The step 1 checker accepts a right ring buffer and names each wrong `add` students write."""
 
+import numpy as np
 import torch
 
 from td3_steps.exercises.step01 import check_add
@@ -191,8 +192,12 @@ WRONG = {
     add_rebinding_a_field: "memory['obs'] became a list",
     add_swapped_states: "obs and next_obs are swapped",
     add_without_action: "memory['action'] was not written",
-    add_tensor_position: "it must stay an int",
-    add_position_as_a_tensor: "is tensor(1), a Tensor: it must stay an int",
+    add_tensor_position: "it must stay a Python int",
+    add_position_as_a_tensor: "is tensor(1), of type Tensor: it must stay a Python int",
+    then(
+        lambda memory, i, size: memory.update(position=np.mod(i + 1, memory["capacity"]))
+    ): "is np.int64(1), of type int64: it must stay a Python int (a slot number, a count), as new_memory made it."
+    " Compute it with Python's % and min, or convert it with int(...)",
     keeping_position_outside(): "not in a variable outside the memory, such as a global",
     then(
         lambda memory, i, size: memory.update(position=(i + 1) % 3, size=min(size + 1, 3))

@@ -60,6 +60,11 @@ def clipped_to_all_stored_numbers(batch, actor, actor_target):
     return right(batch, actor, actor_target).clamp(batch.action.min().item(), batch.action.max().item())
 
 
+def under_inference_mode(batch, actor, actor_target):
+    with torch.inference_mode():
+        return actor_target(batch.next_obs)
+
+
 def off_by_a_constant(batch, actor, actor_target):
     return right(batch, actor, actor_target) + 0.01
 
@@ -90,6 +95,7 @@ WRONG = {
     normalises_next_obs_in_place: "changed batch.next_obs in place",
     unfreezes_the_target: "unfroze the actor target",
     through_a_trainable_copy: "a' carries a gradient",
+    under_inference_mode: "a' was made under torch.inference_mode(): autograd cannot save such a tensor",
     hard_copy: "changed the actor target's weights",
     polyak_inside: "changed the actor target's weights",
     lambda batch, actor, actor_target: right(batch, actor, actor_target)[:, 0]: "has shape (32,)",

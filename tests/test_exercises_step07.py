@@ -20,6 +20,11 @@ def test_accepts_every_target_critic_on_next_states(capsys):
     assert capsys.readouterr().out.count("Correct!") == 3
 
 
+def under_inference_mode(batch, a, critics, targets):
+    with torch.inference_mode():
+        return targets(batch.next_obs, a)
+
+
 def two_only(batch, a, critics, targets):
     with torch.no_grad():
         return targets.members[0](batch.next_obs, a), targets.members[1](batch.next_obs, a)
@@ -76,6 +81,7 @@ def with_their_minimum(batch, a, critics, targets):
 
 
 WRONG = {
+    under_inference_mode: "Q_t1 was made under torch.inference_mode(): autograd cannot save such a tensor",
     lambda batch, a, critics, targets: critics(batch.next_obs, a): "you used the online critics",
     lambda batch, a, critics, targets: targets(batch.obs, a): "you scored s (batch.obs)",
     lambda batch, a, critics, targets: targets(batch.next_obs, batch.action): "the stored action a",

@@ -23,6 +23,11 @@ def target(mask=lambda terminated, truncated: 1 - terminated, gamma_used=None, f
     return my_target
 
 
+def under_inference_mode(reward, terminated, truncated, next_q, gamma):
+    with torch.inference_mode():
+        return reward + gamma * (1.0 - terminated) * next_q
+
+
 def test_accepts_the_right_target(capsys):
     assert check_bellman_target(right)
     assert check_bellman_target(lambda r, term, trunc, q, gamma: bellman_target(r, term, q, gamma))
@@ -56,6 +61,7 @@ def filled_row_by_row(reward, terminated, truncated, next_q, gamma):
 
 
 WRONG = {
+    under_inference_mode: "y was made under torch.inference_mode(): autograd cannot save such a tensor",
     target(lambda term, trunc: 1 - torch.maximum(term, trunc)): "you used a done flag",
     target(lambda term, trunc: 1 - (term + trunc).clamp(max=1)): "you used a done flag",
     target(lambda term, trunc: 1 - term - trunc): "1 - terminated - truncated",

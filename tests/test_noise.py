@@ -2,10 +2,11 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from td3_steps import GaussianNoise, OrnsteinUhlenbeckNoise
+from td3_steps import TD3, GaussianNoise, OrnsteinUhlenbeckNoise, TD3Config
 
 
 def test_gaussian_noise_draws_what_the_agent_always_drew():
@@ -39,6 +40,14 @@ def test_ornstein_uhlenbeck_noise_refuses_arguments_it_cannot_run_with(arguments
     (a process that runs away) as was dt=0 (no noise at all)."""
     with pytest.raises(ValueError, match=rf"OrnsteinUhlenbeckNoise: {words}"):
         OrnsteinUhlenbeckNoise(*arguments)
+
+
+def test_ornstein_uhlenbeck_noise_refuses_a_batch_it_would_give_one_value():
+    """A batch of 4 noisy predictions with Ornstein-Uhlenbeck noise got four copies of one offset."""
+    model = TD3("Pendulum-v1", TD3Config(net_arch=[8], noise_type="ornstein-uhlenbeck"), device="cpu")
+    model.predict(np.zeros(3, np.float32), deterministic=False)  # one observation: one process, as in training
+    with pytest.raises(ValueError, match=r"one process .* for one action of 1 values.*a scale of shape \(4, 1\) would"):
+        model.predict(np.zeros((4, 3), np.float32), deterministic=False)
 
 
 def test_noise_names_a_wrong_device_or_scale():

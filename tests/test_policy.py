@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 import td3_steps.policy
 from td3_steps import TD3, Actor, CheckpointError, Policy, make_env
+from td3_steps.policy import policy_digest
 
 
 def test_predict_single_and_batched(small_config):
@@ -77,6 +78,23 @@ def test_policy_file_round_trip(tmp_path, small_config):
     (tmp_path / "bad.pt").write_bytes(b"nope")
     with pytest.raises(CheckpointError):
         Policy.load(tmp_path / "bad.pt")
+
+
+def test_a_policy_file_evaluates_with_its_runs_seed(tmp_path, small_config):
+    """A run of seed 3 evaluates its episodes from seed 3: its policy file (and best_policy.pt) must score what
+    the run's own evaluations scored, not the episodes of seed 0. A file of version 3, which holds no seed,
+    evaluates with seed 0, as it always did."""
+    model = TD3("Pendulum-v1", small_config, seed=3, device="cpu").learn(150)
+    model.save_policy(tmp_path / "policy.pt")
+    policy = Policy.load(tmp_path / "policy.pt")
+    assert policy.seed == 3 and policy.evaluate(2) == model.evaluate(2)
+    assert policy.evaluate(2, seed=0) != model.evaluate(2)
+    data = torch.load(tmp_path / "policy.pt", weights_only=True)
+    del data["seed"]
+    data["version"] = 3
+    data["sha256"] = policy_digest(data)
+    torch.save(data, tmp_path / "v3.pt")
+    assert Policy.load(tmp_path / "v3.pt").evaluate(2) == policy.evaluate(2, seed=0)
 
 
 def test_policies_of_the_course_version_and_of_version_2_still_load(tmp_path, small_config):

@@ -158,6 +158,18 @@ def dtype_problem(answer: torch.Tensor, name: str, expected: torch.dtype = torch
     )
 
 
+def inference_problem(answer: Any, name: str) -> str | None:
+    """The sentence for a target made under torch.inference_mode(): it carries no gradient, as a target must, but
+    autograd cannot save it, so the critic loss on it fails in backward(); None when it is not such a tensor."""
+    if not isinstance(answer, torch.Tensor) or not answer.is_inference():
+        return None
+    return (
+        f"{name} was made under torch.inference_mode(): autograd cannot save such a tensor, so the critic loss of"
+        ' step 11 on it fails in backward() ("Inference tensors cannot be saved for backward"). Compute it under'
+        " torch.no_grad() instead"
+    )
+
+
 def _tensors(what: torch.nn.Module | Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return dict(what.named_parameters()) if isinstance(what, torch.nn.Module) else dict(what)
 

@@ -245,8 +245,9 @@ def trace(add) -> Trace:
         if bad:
             value = memory[bad[0]]
             raised = (
-                f"after add(memory, transition {t}), memory['{bad[0]}'] is {value!r}, a {type(value).__name__}:"
-                " it must stay an int (a slot number, a count), as new_memory made it. The package's ReplayMemory"
+                f"after add(memory, transition {t}), memory['{bad[0]}'] is {value!r}, of type"
+                f" {type(value).__name__}: it must stay a Python int (a slot number, a count), as new_memory made"
+                " it. Compute it with Python's % and min, or convert it with int(...). The package's ReplayMemory"
                 " keeps its counters as ints too, and its load_state_dict refuses a saved memory whose position"
                 " or size is anything else"
             )

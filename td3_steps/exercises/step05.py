@@ -14,7 +14,18 @@ import torch
 
 from ..networks import Actor, make_target
 from ..replay_memory import Batch
-from . import Mistake, changed, checker, close, dtype_problem, match_mistake, report, run_safely, snapshot
+from . import (
+    Mistake,
+    changed,
+    checker,
+    close,
+    dtype_problem,
+    inference_problem,
+    match_mistake,
+    report,
+    run_safely,
+    snapshot,
+)
 
 LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
@@ -178,7 +189,8 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
             "a' carries a gradient: compute it under torch.no_grad() (or .detach() it), since the target y"
             " built from it is a fixed label, which no gradient goes through"
         ]
-    return []
+    inference = inference_problem(answer, "a'")
+    return [inference] if inference else []
 
 
 @checker

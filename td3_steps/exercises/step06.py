@@ -360,5 +360,8 @@ def check_smooth_target_action(fn) -> bool:
         problems,
         "noise of std sigma clipped at +-c in u, u clipped to [-1, 1], every dimension its own bounds."
         + (" From the same generator it draws exactly the a~ of td3_steps.smooth_target_action:"
-           " step 6 in other coordinates." if same_draws else ""),
+           " step 6 in other coordinates." if same_draws else
+           " Its values differ from td3_steps.smooth_target_action's from the same generator: your noise is not"
+           " one torch.randn(action.shape, generator=generator), so the same distribution comes in another"
+           " order of draws."),
     )  # fmt: skip

@@ -20,6 +20,7 @@ from . import (
     checker,
     close,
     dtype_problem,
+    inference_problem,
     match_mistake,
     report,
     run_safely,
@@ -195,7 +196,9 @@ def check_target_q_values(fn) -> bool:
                     ],
                     "",
                 )
-            problems = [dtype_problem(q, f"Q_t{i}") for i, q in enumerate(answer, start=1)]
+            problems = [
+                dtype_problem(q, f"Q_t{i}") or inference_problem(q, f"Q_t{i}") for i, q in enumerate(answer, start=1)
+            ]
             if any(problems):
                 return report([next(problem for problem in problems if problem)], "")
             continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Mistake, checker, close, dtype_problem, match_mistake, report, run_safely
+from . import Mistake, checker, close, dtype_problem, inference_problem, match_mistake, report, run_safely
 
 RIGHT = "y = r + gamma * (1 - terminated) * next_q"
 ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
@@ -202,6 +202,7 @@ def check_bellman_target(fn) -> bool:
 
     problems.append(_value_problem(answer, case) or _other_case_problem(fn))
     problems.append(dtype_problem(answer, "y"))
+    problems.append(inference_problem(answer, "y"))
 
     grad_q = case["next_q"].clone().requires_grad_(True)
     with_grad, problem, _ = _call(fn, case, next_q=grad_q)

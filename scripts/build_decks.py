@@ -15,13 +15,15 @@ goes (slide, subslide, fragment, `-` to continue, skip, notes). The Colab instal
 whatever its metadata says; a cell whose output is a figure, or that is tagged `remove-input` (a
 long experiment whose printed result is the point), shows its output without its code (which stays in
 the notebook); progress bars and sliders are left out (nothing runs in a deck); code is set for a 1280x720 projector (no In/Out prompts, so an
-88-character line fits), and pictures are capped to the slide's height.
+88-character line fits), and pictures are drawn 440 px high. A solution starts a sub-slide of its own; links to
+other notebooks go to their decks.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import re
 import shutil
 import subprocess
 import tarfile
@@ -32,12 +34,16 @@ import nbformat
 from jinja2 import DictLoader
 from nbconvert import SlidesExporter
 
+from td3_steps.course import course_page_url
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "decks"
 WIDTH, HEIGHT = 1280, 720
 FIGURES = {"image/png", "image/svg+xml"}  # outputs that are pictures
 WIDGET = "application/vnd.jupyter.widget-view+json"  # a live widget (a progress bar, a slider): nothing in a deck
 OUTPUT_ONLY = "remove-input"  # a cell tag: the deck shows the cell's output without its code (as Jupyter Book)
+SOLUTION = "solution"  # a cell tag: the collapsed solution under an exercise, on a sub-slide of its own in a deck
+NOTEBOOK_LINK = re.compile(r"\]\((\d\d_\w+)\.ipynb\)")  # a markdown link to another notebook of the course
 
 # npm package, version, and the files of it a deck needs (paths in the package; a folder takes all under it).
 LIBRARIES = {
@@ -55,13 +61,17 @@ OFFLINE_URLS = {
     "jquery_url": "lib/jquery/dist/jquery.min.js",
 }
 
-# nbconvert's reveal template, less Mermaid (loaded from a CDN, and no notebook draws with it), and with
-# pictures no taller than a slide leaves under a heading.
+# nbconvert's reveal template, less Mermaid (loaded from a CDN, and no notebook draws with it), with every
+# picture drawn 440 px high (the figures are stored small, at 80 dpi: their labels must read on a projector) or
+# as wide as the slide, and a solution that scrolls once open rather than run off the slide.
 TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {%- block html_head_css -%}
 <style type="text/css">
-.reveal .jp-RenderedSVG img, .reveal .jp-RenderedImage img { max-height: 480px; width: auto; max-width: 100%; }
+.reveal .jp-RenderedSVG img, .reveal .jp-RenderedImage img {
+  height: 440px; width: auto; max-width: 100%; object-fit: contain;
+}
+.reveal details[open] { max-height: 640px; overflow-y: auto; }
 </style>
 {%- endblock html_head_css -%}
 """
@@ -115,12 +125,19 @@ def exporter(online: bool = False) -> SlidesExporter:
 def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The notebook as a deck shows it: the Colab install cell skipped, each figure (and each cell tagged
     remove-input) shown without its code, which the notebook keeps, and no widgets (a deck runs nothing: a stored
-    progress bar would say 0%, a slider would not move)."""
+    progress bar would say 0%, a slider would not move). A solution starts a sub-slide, where it has the slide's
+    height to open into (and scrolls beyond it); links to other notebooks go to their decks, and the one to the
+    course page (README.md, not in decks/) to its address on the web."""
     notebook = copy.deepcopy(notebook)
     first = notebook.cells[0]
     if first.cell_type == "code" and "google.colab" in first.source:
         first.metadata.setdefault("slideshow", {})["slide_type"] = "skip"
     for cell in notebook.cells:
+        if SOLUTION in cell.metadata.get("tags", []):
+            cell.metadata.setdefault("slideshow", {})["slide_type"] = "subslide"
+        if cell.cell_type == "markdown":
+            cell.source = NOTEBOOK_LINK.sub(r"](\1.slides.html)", cell.source)
+            cell.source = cell.source.replace("](README.md)", f"]({course_page_url()})")
         if cell.cell_type != "code":
             continue
         cell.outputs = [output for output in cell.outputs if WIDGET not in output.get("data", {})]

@@ -4,8 +4,10 @@
     python scripts/student_edition.py OUT --no-outputs    # ... and with every output cleared
 
 As nbgrader and otter-grader do, the source notebooks mark what a release strips: cells tagged
-`solution` (the collapsed solution under each exercise) and `notes` (presenter notes) are left out;
-nothing else changes. The exercise stays as its TODO, and its check cell (tagged `check`) reports
+`solution` (the collapsed solution under each exercise) and `notes` (presenter notes) are left out,
+each solution replaced by one line that says so (the course page tells students to look for it there);
+the link to the course page, README.md, which the edition does not hold, goes to its address on the
+web; nothing else changes. The exercise stays as its TODO, and its check cell (tagged `check`) reports
 "Not yet" until the student solves it. Hand the folder out, or upload it to an LMS.
 """
 
@@ -17,8 +19,13 @@ from pathlib import Path
 
 import nbformat
 
+from td3_steps.course import course_page_url
+
 ROOT = Path(__file__).resolve().parent.parent
-STRIPPED = ("solution", "notes")
+LEFT_OUT = (
+    "*This edition leaves the solution out: the check cell above says what is still wrong, in the exercise's own"
+    " terms, and your instructor has the solution.*"
+)
 CODE_BLOCK = re.compile(r"```python\n(.*?)\n```", re.S)
 
 
@@ -35,9 +42,19 @@ def solution_code(cell) -> str:
 
 
 def student_notebook(notebook: nbformat.NotebookNode, outputs: bool = True) -> nbformat.NotebookNode:
-    """`notebook` without its solution and notes cells, and without outputs unless `outputs`."""
+    """`notebook` without its notes cells, each solution replaced by LEFT_OUT, the course page linked on the web, and
+    without outputs unless `outputs`."""
     edition = nbformat.from_dict(notebook)  # a copy
-    edition.cells = [cell for cell in edition.cells if not set(tags(cell)) & set(STRIPPED)]
+    cells = []
+    for cell in edition.cells:
+        if "solution" in tags(cell):
+            cell = nbformat.v4.new_markdown_cell(LEFT_OUT, metadata={"tags": ["solution-left-out"]})
+        elif "notes" in tags(cell):
+            continue
+        elif cell.cell_type == "markdown":
+            cell.source = cell.source.replace("](README.md)", f"]({course_page_url()})")
+        cells.append(cell)
+    edition.cells = cells
     if not outputs:
         for cell in edition.cells:
             if cell.cell_type == "code":

@@ -36,6 +36,12 @@ if "google.colab" in sys.modules:
 COLAB_CELL = colab_cell()
 
 
+def course_page_url(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """The course page, notebooks/README.md, on the web: what a notebook's link to README.md means where the
+    notebook travels without it (a deck, the student edition)."""
+    return f"{repository}/blob/{branch}/notebooks/README.md"
+
+
 def colab_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The Open-in-Colab address of notebooks/<notebook>."""
     owner_repo = repository.removeprefix("https://github.com/")

@@ -59,10 +59,13 @@ def test_notebook_follows_the_course_pattern(step, title, name, pieces):
     assert re.search(rf"^show_pipeline\({step}\)$", code, re.M), f"'Where we are' shows show_pipeline({step})"
     assert "from td3_steps" in code and f"td3_steps.exercises.step{step:02d}" in code
     notes = [c for c in notebook.cells if "notes" in c.metadata.get("tags", [])]
-    assert notes and all(
-        c.cell_type == "markdown" and _slide(c) == "notes" and c.source.startswith("**Presenter notes.**")
-        for c in notes
-    ), "presenter notes: markdown, tagged notes, slide_type notes, starting with **Presenter notes.**"
+    assert len(notes) > 1 and all(c.cell_type == "markdown" and _slide(c) == "notes" for c in notes), (
+        "presenter notes: markdown cells tagged notes, slide_type notes, each on the slide its cue is for"
+    )
+    assert notes[0].source.startswith("**Presenter notes.**"), "the title slide's notes open with **Presenter notes.**"
+    assert not [c.source[:60] for c in notes if "$" in c.source], (
+        "no TeX in presenter notes: reveal's speaker view shows MathJax's output twice; write sigma as σ"
+    )
     if step < 15:
         assert "pybullet" not in code
     assert colab_url(name) in README

@@ -1,6 +1,7 @@
 """Every notebook builds as a slide deck (scripts/build_decks.py) that works offline, and a real browser
 (Debian's headless Chromium, driven by playwright) moves through each deck with the arrow keys: every key
-press changes the slide, and no slide's content is wider or taller than a 1280x720 projector.
+press changes the slide, and no slide's content, nor an opened solution, is wider or taller than a 1280x720
+projector shows it.
 
 Skipped, with the reason, where Chromium or npm is absent; in CI (CI=true) they must be there."""
 
@@ -17,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SHOTS = Path(os.environ.get("TD3_DECK_SHOTS", "/tmp"))  # screenshots of each deck's first slides: deck-NN-k.png
+# nbconvert's decks put a slide taller than 95% of the window into a scrolling box of that height (its clientHeight):
+# its bottom is cut.
+FITS = 0.95 * HEIGHT
 
 # A slide has settled when it is laid out (two frames), MathJax has typeset it again (nbconvert's decks re-render
 # the equations of each slide they show) and every equation has its width (MathJax's fonts loaded), or 5 s passed.
@@ -61,7 +65,8 @@ CURRENT = """() => {
   const below = slide.nextElementSibling && slide.nextElementSibling.tagName === 'SECTION';
   const index = [...document.querySelectorAll('.reveal .slides section:not(.stack)')].indexOf(slide);
   return {index, where: location.hash, hiddenFragments: slide.querySelectorAll('.fragment:not(.visible)').length,
-          below: !!below, wide, height: slide.scrollHeight, text: slide.innerText.trim().slice(0, 50)};
+          below: !!below, wide, height: slide.scrollHeight, text: slide.innerText.trim().slice(0, 50),
+          solution: !!slide.querySelector('details:not([open])')};
 }"""
 
 
@@ -120,8 +125,14 @@ def test_arrow_keys_move_through_every_slide_and_nothing_is_too_wide(decks, brow
         )
         if state["index"] not in visited:
             visited.append(state["index"])
-            if state["height"] > HEIGHT:
+            if state["height"] > FITS:
                 too_tall.append(state["where"])
+            if state["solution"] and not state["hiddenFragments"]:  # open it, as a presenter would, and close it
+                page.click("section.present summary")
+                page.evaluate(SETTLED)
+                if page.evaluate(CURRENT)["height"] > FITS:
+                    too_tall.append(f"{state['where']} with its solution open")
+                page.click("section.present summary")
         if len(visited) <= 3:
             page.screenshot(path=SHOTS / f"deck-{name[:2]}-{len(visited)}.png")
         if len(visited) == slides and not state["hiddenFragments"]:
@@ -142,7 +153,7 @@ def test_arrow_keys_move_through_every_slide_and_nothing_is_too_wide(decks, brow
     assert len(visited) == slides, f"{name}: reached {len(visited)} of {slides} slides"
     assert not errors and not failed, f"{name}: errors {errors}, files not found {failed}"
     assert not too_tall, (
-        f"{name}: slides taller than {HEIGHT} px, which the projector would cut or scroll: {', '.join(too_tall)}"
+        f"{name}: slides taller than {FITS:.0f} px, which the deck would cut: {', '.join(too_tall)}"
         " (split the slide, or tag a long experiment's code cell remove-input so that the deck shows its output)"
     )
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from scripts.student_edition import solution_code, tags, write_edition
+from scripts.student_edition import LEFT_OUT, solution_code, tags, write_edition
+from td3_steps.course import course_page_url
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -45,9 +46,12 @@ def test_no_solution_no_notes_every_check_says_not_yet(editions, index):
     text = _content(edition.cells)
 
     kept = [c for c in source.cells if not {"solution", "notes"} & set(tags(c))]
-    assert [(c.cell_type, c.source, c.metadata) for c in edition.cells] == [
-        (c.cell_type, c.source, c.metadata) for c in kept
-    ], "only solution and notes cells go; every other cell is as it was"
+    assert [(c.cell_type, c.source, c.metadata) for c in edition.cells if "solution-left-out" not in tags(c)] == [
+        (c.cell_type, c.source.replace("](README.md)", f"]({course_page_url()})"), c.metadata) for c in kept
+    ], "only solution and notes cells go, and the link to the course page, which the edition lacks; the rest stays"
+    assert "](README.md)" not in text, "a link to a file the edition does not hold"
+    left_out = [c.source for c in edition.cells if "solution-left-out" in tags(c)]
+    assert left_out == [LEFT_OUT] * len(_cells(source, "solution")), "each solution's place says it is left out"
     assert not _cells(edition, "solution") and not _cells(edition, "notes")
     assert "**Presenter notes.**" not in text and "<summary>Solution" not in text
 

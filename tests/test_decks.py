@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from scripts.build_decks import HEIGHT, WIDTH, build, deck_notebook
+from td3_steps.course import course_page_url
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -175,3 +176,18 @@ def test_a_deck_shows_figures_and_tagged_experiments_without_their_code_and_no_w
     assert deck.cells[0].metadata["slideshow"]["slide_type"] == "skip"
     assert deck.cells[2].outputs == [printed] and deck.cells[1].outputs == [figure]
     assert "remove_source" not in str(notebook)  # the notebook itself is left as it was
+
+
+def test_a_deck_links_to_decks_and_gives_a_solution_its_own_sub_slide():
+    """A deck's "Next" link opened 02_actor.ipynb, which decks/ does not hold; the link to the course page, README.md,
+    too. A solution was a fragment at the foot of the exercise's slide: opened, it ran off the bottom."""
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("[Next: Step 2](02_actor.ipynb), [the course page](README.md), [x](x.ipynb)"),
+        nbformat.v4.new_markdown_cell("<details>...</details>", metadata={"tags": ["solution"],
+                                      "slideshow": {"slide_type": "fragment"}}),
+    ])  # fmt: skip
+    deck = deck_notebook(notebook)
+    assert deck.cells[0].source == (
+        f"[Next: Step 2](02_actor.slides.html), [the course page]({course_page_url()}), [x](x.ipynb)"
+    )
+    assert deck.cells[1].metadata["slideshow"]["slide_type"] == "subslide"

@@ -63,7 +63,7 @@ OFFLINE_URLS = {
 
 # nbconvert's reveal template, less Mermaid (loaded from a CDN, and no notebook draws with it), with every
 # picture drawn 440 px high (the figures are stored small, at 80 dpi: their labels must read on a projector) or
-# as wide as the slide, and a solution that scrolls once open rather than run off the slide.
+# as wide as the slide, and a solution that scrolls once open and is laid out again, rather than run off the slide.
 TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {%- block html_head_css -%}
@@ -74,6 +74,15 @@ TEMPLATE = """{%- extends 'index.html.j2' -%}
 .reveal details[open] { max-height: 640px; overflow-y: auto; }
 </style>
 {%- endblock html_head_css -%}
+{%- block footer_js -%}
+{{ super() }}
+<script>
+// A solution opened (or closed) changes its slide's height: reveal.js lays the slide out again, or it would run off.
+document.addEventListener("toggle", function () {
+  require(["{{ reveal_url_prefix }}/dist/reveal.js"], function (Reveal) { Reveal.layout(); });
+}, true);
+</script>
+{%- endblock footer_js -%}
 """
 
 

@@ -67,7 +67,7 @@ CURRENT = """() => {
   const index = [...document.querySelectorAll('.reveal .slides section:not(.stack)')].indexOf(slide);
   return {index, where: location.hash, hiddenFragments: slide.querySelectorAll('.fragment:not(.visible)').length,
           below: !!below, wide, height: slide.scrollHeight, text: slide.innerText.trim().slice(0, 50),
-          solution: !!slide.querySelector('details:not([open])')};
+          solution: !!slide.querySelector('details:not([open])'), bottom: slide.getBoundingClientRect().bottom};
 }"""
 
 
@@ -131,7 +131,8 @@ def test_arrow_keys_move_through_every_slide_and_nothing_is_too_wide(decks, brow
             if state["solution"] and not state["hiddenFragments"]:  # open it, as a presenter would, and close it
                 page.click("section.present summary")
                 page.evaluate(SETTLED)
-                if page.evaluate(CURRENT)["height"] > FITS:
+                opened = page.evaluate(CURRENT)
+                if opened["height"] > FITS or opened["bottom"] > HEIGHT:
                     too_tall.append(f"{state['where']} with its solution open")
                 page.click("section.present summary")
         if len(visited) <= 3:

@@ -24,7 +24,7 @@ from torch import nn
 from . import checkpoint, pretraining
 from .actor_update import actor_update, policy_update_due
 from .callbacks import EvalCallback
-from .config import TD3Config, config_of
+from .config import TD3Config, config_of, unknown_names
 from .counts import check_flag, is_count
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, check_memory, resolve_device, warn_if_bfloat16_is_emulated
@@ -218,6 +218,7 @@ class TD3:
         log: Callable[[dict], None] | None = None,
         callback: Callback | Sequence[Callback] | None = None,
         progress_bar: bool = False,
+        **others,
     ) -> TD3:
         """Take `total_timesteps` more environment steps, training as the config says.
 
@@ -226,8 +227,12 @@ class TD3:
         mean losses and Q-values of the updates since the last one) and for each evaluation; with
         tensorboard_log, TensorBoard receives the same rows. `callback(model)`, or each of a list,
         runs after every step; one returning False stops training. `progress_bar=True` shows a
-        tqdm bar (td3_steps.progress).
+        tqdm bar (td3_steps.progress). Stable-Baselines3's reset_num_timesteps=False is what learn does.
         """
+        if others.get("reset_num_timesteps") is False:
+            del others["reset_num_timesteps"]
+        if others:
+            raise TypeError(f"learn() takes no argument {unknown_names(others, ('eval_freq', 'eval_episodes'))}.")
         if not is_count(total_timesteps):
             raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
         total_timesteps = int(total_timesteps)
@@ -378,6 +383,11 @@ class TD3:
     def pretrain(self, observations, actions, **options) -> list[dict]:
         """Behaviour cloning before training: see td3_steps.pretraining.pretrain for the options."""
         return pretraining.pretrain(self, observations, actions, **options)
+
+    def __getattr__(self, name: str):
+        """Reached only for a name TD3 has not: a misspelling, or Stable-Baselines3's, is answered."""
+        public = [n for n in dir(type(self)) if not n.startswith("_")]
+        raise AttributeError(f"TD3 has no attribute {unknown_names([name], public)}.")
 
     # ------------------------------------------------------------------ parameters and environment
     def get_parameters(self) -> dict[str, dict]:

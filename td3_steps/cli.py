@@ -10,7 +10,8 @@ python -m td3_steps render runs/pendulum-seed0  # writes runs/pendulum-seed0/age
 python -m td3_steps --debug train ...           # an error's traceback, not its one line
 
 Every argument is checked before anything is written. Every failure is one line on stderr that says what to
-do, with exit status 1; a run stopped by Ctrl-C or SIGTERM saves its checkpoint and exits with 130 or 143.
+do, with exit status 1; a run stopped by Ctrl-C or SIGTERM saves its checkpoint and exits with 130 or 143 (141
+when its output's reader has gone: `| head`). A run directory is held by the one training in it.
 """
 
 from __future__ import annotations
@@ -27,9 +28,16 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
+
+try:
+    import fcntl
+except ImportError:  # Windows: runs are not locked there
+    fcntl = None
 
 import torch
 
+from . import __version__
 from .agent import TD3
 from .checkpoint import CheckpointError, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
@@ -53,8 +61,10 @@ POLICY = "policy.pt"  # the final actor alone: small enough to ship, read with t
 BEST_POLICY = "best_policy.pt"  # the actor of the best periodic evaluation (validation episodes) so far
 LEARNING_CURVE = "learning_curve.png"
 RUN_FILES = (RUN_FILE, METRICS, LEARNING_CURVE, POLICY, BEST_POLICY, CHECKPOINT)  # what train writes
+LOCK = ".training.lock"  # held (flock) by the training in a run directory, with its process id
 DEFAULT_PRESET = "pendulum"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; a cluster's scheduler, Colab's session end
+READER_GONE = getattr(signal, "SIGPIPE", 13)  # what a stop by a closed output pipe counts as (exit status 141)
 
 
 class RunError(ValueError):
@@ -107,14 +117,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"error: {message} (see: {self.prog} --help)\n")
 
 
+# The flags of CleanRL's td3_continuous_action.py (and --lr) that are spelled otherwise here.
+OTHER_NAMES = {
+    "--lr": "--learning-rate", "--policy-frequency": "--policy-delay", "--env-id": "--env", "--cuda": "--device cuda",
+    "--policy-noise": "--target-policy-noise", "--noise-clip": "--target-noise-clip",
+}  # fmt: skip
+
+
 def _unrecognized(unknown: list[str], parser: argparse.ArgumentParser) -> str:
     """argparse's "unrecognized arguments", with the flags that are spelled most like them (--batchsize:
-    did you mean --batch-size?)."""
+    did you mean --batch-size?), or CleanRL's names for them."""
     flags = [flag for action in parser._actions for flag in action.option_strings]
-    close = [
-        match for word in unknown if word.startswith("--") for match in difflib.get_close_matches(word, flags, 1, 0.75)
-    ]
-    guess = f"; did you mean {' or '.join(close)}?" if close else ""
+    guesses = []
+    for word in unknown:
+        other = OTHER_NAMES.get(word.split("=")[0])
+        if other is not None and other.split()[0] in flags:
+            guesses.append(other)
+        elif word.startswith("--"):
+            guesses += difflib.get_close_matches(word, flags, 1, 0.75)
+    guess = f"; did you mean {' or '.join(guesses)}?" if guesses else ""
     return f"unrecognized arguments: {' '.join(unknown)}{guess}"
 
 
@@ -168,6 +189,7 @@ def _add_debug_flag(parser: argparse.ArgumentParser, default) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m td3_steps", description="Train, evaluate and render TD3 agents.")
+    parser.add_argument("--version", action="version", version=f"td3_steps {__version__}")
     _add_debug_flag(parser, False)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -342,11 +364,36 @@ def _checkpoint_dir(path: str) -> Path:
 
 def train_command(args: argparse.Namespace) -> None:
     """Check everything the arguments say (config, numbers, environment, --out or --resume), then write."""
-    model, run, run_dir, metrics = _resumed_run(args) if args.resume else _new_run(args)
-    _train(model, run, run_dir, metrics)
+    model, run, run_dir, metrics, held = _resumed_run(args) if args.resume else _new_run(args)
+    with held:  # the run directory is this process's until training ends
+        _train(model, run, run_dir, metrics)
 
 
-def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]:
+def _claim(run_dir: Path) -> IO:
+    """Hold `run_dir` for this training (an exclusive lock on its LOCK file, which the system releases when the
+    process ends, however it ends), or a RunError if another training holds it: two runs writing one directory
+    would mix their metrics and checkpoints."""
+    lock = open(run_dir / LOCK, "a+")  # noqa: SIM115 (held open for the whole training)
+    if fcntl is None:
+        return lock
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip()
+        lock.close()
+        raise RunError(
+            f"{run_dir} is in use by another training{f' (process {holder})' if holder else ''}: wait for it to"
+            " end, or train into another --out."
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    return lock
+
+
+def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]:
     preset_name = args.preset or DEFAULT_PRESET
     preset = get_preset(preset_name)
     config = preset.config.replace(**_config_flags(args))
@@ -363,9 +410,12 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]:
         "config": config.to_dict(),
     }
     run_dir = Path(args.out) if args.out else _free_dir(Path("runs") / f"{preset_name}-seed{seed}")
-    replaced = _replaced_by_out(run_dir, args.force)
+    _replaced_by_out(run_dir, args.force)  # refused before anything is written
     _use_threads(run)
     model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=args.tensorboard_log)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    held = _claim(run_dir)
+    replaced = _replaced_by_out(run_dir, args.force)  # again: another run may have begun there meanwhile
     if replaced:
         print(f"--force: replacing {', '.join(_names(replaced))} in {run_dir}.", file=sys.stderr)
     for path in replaced:
@@ -373,11 +423,10 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]:
             shutil.rmtree(path)
         else:
             path.unlink()
-    run_dir.mkdir(parents=True, exist_ok=True)
     _write_run(run_dir, run)
     metrics = MetricsCSV(run_dir / METRICS)
     print(f"Training {run['env_id']} ({preset_name} preset, seed {seed}) into {run_dir}.", file=sys.stderr)
-    return model, run, run_dir, metrics
+    return model, run, run_dir, metrics, held
 
 
 def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
@@ -388,7 +437,7 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
         raise RunError(f"--out {run_dir}: {existing} is a file; give a directory for the run (a new or an empty one).")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise RunError(f"--out {run_dir}: {existing} is not writable here; choose an --out where you may write.")
-    entries = sorted(run_dir.iterdir()) if existing == run_dir else []
+    entries = sorted(p for p in run_dir.iterdir() if p.name != LOCK) if existing == run_dir else []
     if entries and not force:
         if (run_dir / RUN_FILE).exists():
             raise RunError(
@@ -411,11 +460,12 @@ def _names(paths: list[Path], at_most: int | None = None) -> list[str]:
     return names if at_most is None or len(names) <= at_most else [*names[:at_most], "..."]
 
 
-def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]:
+def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]:
     _refuse_what_resume_keeps(args)
     run_dir = Path(args.resume)
     run = _read_run(run_dir)
     _check_resumable(run_dir)
+    held = _claim(run_dir)
     changes = _apply_resume_changes(run, args)
     _use_threads(run)
     model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=args.tensorboard_log)
@@ -429,8 +479,12 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV]
         print(f"From step {model.num_steps} on (recorded in {run_dir / RUN_FILE}): {', '.join(changes)}.",
               file=sys.stderr)  # fmt: skip
     metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
-    print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
-    return model, run, run_dir, metrics
+    if model.num_steps == run["total_steps"]:
+        print(f"{run_dir} has taken its {model.num_steps} steps: nothing to train (give --steps above"
+              f" {model.num_steps} to train it further).", file=sys.stderr)  # fmt: skip
+    else:
+        print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
+    return model, run, run_dir, metrics, held
 
 
 def _check_resumable(run_dir: Path) -> None:
@@ -571,7 +625,7 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
             save_checkpoint(m)
         return not stop
 
-    with _stopped_by(STOP_SIGNALS, stop):
+    with _stopped_by(STOP_SIGNALS, stop), _outputs_guarded(stop):
         model.learn(
             max(run["total_steps"] - model.num_steps, 0),
             eval_freq=run["eval_freq"],
@@ -608,6 +662,45 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     )
 
 
+@contextlib.contextmanager
+def _outputs_guarded(stop: list[int]) -> Iterator[None]:
+    """While inside, stdout and stderr are _Guarded: a reader gone (`| head` done, or `| tee` ended by the same
+    Ctrl-C) stops training like a signal, with its checkpoint saved, instead of a BrokenPipeError that loses it."""
+    outputs = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (_Guarded(stream, stop) for stream in outputs)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = outputs
+
+
+class _Guarded:
+    """A stream whose writes, once its reader has gone (a BrokenPipeError), go to os.devnull, and which then asks
+    the training to stop (READER_GONE in `stop`)."""
+
+    def __init__(self, stream, stop: list[int]):
+        self._stream, self._stop = stream, stop
+
+    def write(self, text: str) -> int:
+        self._guard(self._stream.write, text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._guard(self._stream.flush)
+
+    def _guard(self, call: Callable, *args) -> None:
+        try:
+            call(*args)
+        except BrokenPipeError:
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # a stream with no file descriptor: none
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())  # the last flush at exit too
+            if READER_GONE not in self._stop:
+                self._stop.append(READER_GONE)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def _stopped_by(signals, stop: list[int]):
     """While inside, each of `signals` appends its number to `stop` instead of ending the process."""
     return _signals_handled(signals, lambda received, _: stop.append(received))
@@ -634,7 +727,8 @@ def _raise_stopped(received: int, _) -> None:
 
 def _exit_stopped(number: int, how: str, run_dir: Path) -> None:
     """End the process as stopped by signal `number`, saying `how` and the command that goes on."""
-    name = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
+    names = {signal.SIGINT: "Ctrl-C", READER_GONE: "the end of its output's reader (a closed pipe)"}
+    name = names.get(number) or signal.Signals(number).name
     sys.exit(_exit_on_signal(f"Stopped by {name} {how}: python -m td3_steps train --resume {run_dir}", number))
 
 

@@ -40,25 +40,43 @@ class ConfigError(ValueError):
     """A TD3Config field holds a value TD3 cannot use; the message names the field."""
 
 
-# Stable-Baselines3's TD3 arguments that are no TD3Config field, and what does their work here.
+# Stable-Baselines3's names that td3_steps has not (TD3's arguments that are no TD3Config field, learn's
+# arguments, a model's methods and attributes), and what does their work here.
 STABLE_BASELINES3_ONLY = {
     "policy_kwargs": "net_arch, activation, layer_norm and n_critics are fields of their own",
     "action_noise": "exploration_noise, sigma as a fraction of each action's half-range, and noise_type",
     "verbose": "learn(progress_bar=True) shows the training, learn(log=print) each episode's numbers",
+    "log_interval": "learn(log=print) receives every episode's row",
+    "tb_log_name": "TD3(env, tensorboard_log=DIR) writes the rows into DIR",
+    "reset_num_timesteps": "learn goes on from where the run is (num_timesteps, the delay's count, the schedules),"
+    " as reset_num_timesteps=False does; a new model counts from 0",
+    "get_env": "model.env, the gymnasium environment itself (no VecEnv)",
+    "replay_buffer": "model.memory, a td3_steps.ReplayMemory",
+    "save_replay_buffer": "model.save_replay_memory(path)",
+    "load_replay_buffer": "model.load_replay_memory(path)",
+    "set_random_seed": "the seed is given when the model is made, TD3(env, seed=...)",
+    "logger": "learn(log=...) receives every row, and TD3(env, tensorboard_log=DIR) writes them for TensorBoard",
 }
 
 
-def _no_such_fields(names) -> ConfigError:
-    """The error for keywords that are no field: with the field a misspelling is nearest, or what does the work
-    of a Stable-Baselines3 argument."""
+def unknown_names(names, known) -> str:
+    """`names`, each with the name of `known` a misspelling is nearest, or what does the work of a
+    Stable-Baselines3 name here."""
     said = []
     for name in sorted(names, key=str):
         if name in STABLE_BASELINES3_ONLY:
             said.append(f"{name!r} (Stable-Baselines3's; here {STABLE_BASELINES3_ONLY[name]})")
         else:
-            close = difflib.get_close_matches(name, field_names(), 1, 0.75) if isinstance(name, str) else []
+            close = difflib.get_close_matches(name, known, 1, 0.75) if isinstance(name, str) else []
             said.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    return ConfigError(f"TD3Config has no field {', '.join(said)}. Its fields: {', '.join(field_names())}.")
+    return ", ".join(said)
+
+
+def _no_such_fields(names) -> ConfigError:
+    """The error for keywords that are no field."""
+    return ConfigError(
+        f"TD3Config has no field {unknown_names(names, field_names())}. Its fields: {', '.join(field_names())}."
+    )
 
 
 @dataclass(frozen=True)

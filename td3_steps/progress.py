@@ -2,7 +2,9 @@
 
 tqdm.auto draws a widget bar in Jupyter and Colab and a bar that fits the terminal's width; in a pipe or a CI
 log (no terminal), each redraw is a plain line instead, one at each evaluation and at most one every
-LINE_INTERVAL seconds. The bar covers the whole run: a run resumed at 300k steps of 1M starts at 30 %. Its
+LINE_INTERVAL seconds. In a narrow terminal (80 columns, or a `!python -m td3_steps train` cell, which IPython
+runs at 80) the fields that do not fit beside the bar are left out, the losses first, then the return, so that
+the line is never cut in the middle of a number. The bar covers the whole run: a run resumed at 300k steps of 1M starts at 30 %. Its
 speed and time left count only this sitting's steps after the random-action warm-up (learning_starts), which
 run many times faster than the steps that train; before the warm-up ends it shows no estimate.
 """
@@ -16,6 +18,8 @@ from tqdm.auto import tqdm
 
 LINE_INTERVAL = 30.0  # seconds between two plain lines, where there is no terminal to redraw in
 POSTFIX = {"episode_return": "return", "eval_return": "eval", "critic_loss": "critic loss", "actor_loss": "actor loss"}
+KEPT_LONGEST = ("eval", "return", "critic loss", "actor loss")  # where a terminal is too narrow for all, the last go
+BAR_CELLS = 10  # the least bar a terminal line keeps beside the fields
 
 
 class TrainingProgress(tqdm):
@@ -64,7 +68,21 @@ class TrainingProgress(tqdm):
         values["rate"] = rate
         if rate is None:
             values["initial"] = values["n"]  # else tqdm estimates from all the steps since the bar began
+        if values["ncols"] == 0:  # a terminal of no size (a pty nobody sized): the whole line, not none
+            values["ncols"] = None
+        if values["ncols"] is not None and self._fields:
+            values["postfix"] = self._fields_that_fit(values)
         return values
+
+    def _fields_that_fit(self, values: dict) -> str:
+        """The postfix of the fields that fit the terminal's width beside a bar of BAR_CELLS cells."""
+        fields = dict(self._fields)
+        while True:
+            postfix = ", ".join(f"{label}={value}" for label, value in fields.items())
+            line = self.format_meter(**{**values, "postfix": postfix, "ncols": None})  # a bar of 10 cells
+            if len(line) <= values["ncols"] or not fields:
+                return postfix
+            del fields[max(fields, key=KEPT_LONGEST.index)]
 
 
 class _Lines:
@@ -72,11 +90,13 @@ class _Lines:
 
     def __init__(self, stream):
         self.stream = stream
+        self._last = ""
 
     def write(self, text: str) -> None:
         text = text.replace("\r", "").rstrip()  # tqdm pads with spaces to erase the previous bar
-        if text:
+        if text and text != self._last:  # closing redraws the last line
             self.stream.write(text + "\n")
+            self._last = text
 
     def flush(self) -> None:
         self.stream.flush()

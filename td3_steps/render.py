@@ -10,7 +10,7 @@ import numpy as np
 
 from .counts import is_count, is_number
 from .envs import make_env
-from .files import check_file_path, make_parents, write_atomically
+from .files import check_file_path, check_writable, make_parents, write_atomically
 from .seeding import check_seed
 
 
@@ -49,6 +49,7 @@ def check_video_path(path) -> Path:
         raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
     if path.suffix == ".mp4" and shutil.which("ffmpeg") is None:
         raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
+    check_writable(path)  # before the episode is recorded, not after
     return path
 
 

@@ -381,3 +381,21 @@ def test_learn_refuses_an_eval_freq_that_is_not_a_count(small_config):
         with pytest.raises(ValueError, match="eval_freq must be a positive number of steps .learn: 0 for none."):
             agent.learn(10, eval_freq=eval_freq)
     assert agent.num_steps == 0
+
+
+def test_stable_baselines3_names_td3_lacks_say_what_does_their_work(small_config):
+    """learn(log_interval=...) and model.get_env() gave Python's bare TypeError and AttributeError."""
+    model = TD3("Pendulum-v1", small_config, device="cpu")
+    assert model.learn(3, reset_num_timesteps=False).num_timesteps == 3  # what learn always does
+    for call, error, words in (
+        (lambda: model.learn(3, log_interval=4), TypeError, "learn() takes no argument 'log_interval' (Stable-Ba"),
+        (lambda: model.learn(3, reset_num_timesteps=True), TypeError, "as reset_num_timesteps=False does"),
+        (lambda: model.learn(3, eval_frq=1), TypeError, "'eval_frq' (did you mean 'eval_freq'?)"),
+        (lambda: model.get_env(), AttributeError, "'get_env' (Stable-Baselines3's; here model.env, the gym"),
+        (lambda: model.save_replay_buffer("x"), AttributeError, "here model.save_replay_memory(path)"),
+        (lambda: model.evalute(1), AttributeError, "TD3 has no attribute 'evalute' (did you mean 'evaluate'?)"),
+    ):
+        with pytest.raises(error) as raised:
+            call()
+        assert words in str(raised.value), raised.value
+    assert not hasattr(model, "replay_buffer") and model.num_timesteps == 3

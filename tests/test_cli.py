@@ -13,7 +13,8 @@ import pytest
 import torch
 from PIL import Image
 
-from td3_steps import TD3, Policy, TD3Config
+import td3_steps
+from td3_steps import TD3, Policy, TD3Config, cli
 from td3_steps.cli import RunError, main
 from td3_steps.config import PRESETS, field_docs, field_names
 from td3_steps.metrics import COLUMNS, MetricsCSV
@@ -31,6 +32,7 @@ def test_train_writes_a_run_directory(tmp_path, capsys):
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--seed", "1", *SHORT])
     assert sorted(p.name for p in run.iterdir()) == [
+        ".training.lock",  # held while training runs, free once it ends
         "best_policy.pt",
         "checkpoint",
         "learning_curve.png",
@@ -105,6 +107,28 @@ def test_evaluate_and_render(tmp_path, capsys):
     main(["render", str(run), "--max-steps", "20", "--out", str(tmp_path / "agent.gif")])
     gif = Image.open(tmp_path / "agent.gif")
     assert gif.n_frames == 21
+
+
+def test_version_and_a_finished_run_resumed(tmp_path, capsys):
+    """No --version; `--resume` of a finished run said "Resuming ... at step 650 of 650" and trained nothing."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0 and capsys.readouterr().out == f"td3_steps {td3_steps.__version__}\n"
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    capsys.readouterr()
+    main(["train", "--resume", str(run)])
+    assert f"{run} has taken its 650 steps: nothing to train (give --steps above 650" in capsys.readouterr().err
+
+
+def test_render_refuses_a_folder_it_cannot_write_before_recording(tmp_path, capsys, monkeypatch):
+    """Rendering into a read-only folder recorded the whole episode, then failed."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "200", "--eval-freq", "200", "--eval-episodes", "1"])
+    monkeypatch.setattr("td3_steps.render.record_episode", lambda *a: pytest.fail("recorded before the check"))
+    monkeypatch.setattr("td3_steps.files.tempfile.TemporaryFile", lambda dir: open(dir / "nope" / "x", "w"))  # noqa: SIM115
+    line = fails(["render", str(run), "--out", str(tmp_path / "agent.gif")], capsys)
+    assert f"Cannot write {tmp_path / 'agent.gif'}: {tmp_path} does not take new files" in line, line
 
 
 def fails(argv: list[str], capsys) -> str:
@@ -264,7 +288,10 @@ def test_a_misspelt_flag_is_named_with_the_command_whose_help_lists_the_right_on
         (["train", "--batchsize", "64"], "--batchsize 64; did you mean --batch-size? (see: python -m td3_steps train"),
         (["train", "--learning_rate", "1e-3"], "did you mean --learning-rate?"),
         (["render", "run", "--fsp", "10"], "--fsp 10; did you mean --fps? (see: python -m td3_steps render --help)"),
-        (["train", "--lr", "1e-3"], "unrecognized arguments: --lr 1e-3 (see: python -m td3_steps train --help)"),
+        (["train", "--lr", "1e-3"], "--lr 1e-3; did you mean --learning-rate? (see: python -m td3_steps train"),
+        (["train", "--policy-frequency", "2"], "did you mean --policy-delay?"),  # CleanRL's names
+        (["evaluate", "run", "--cuda", "x"], "did you mean --device cuda?"),
+        (["train", "--env-id", "Pendulum-v1"], "did you mean --env?"),
     ):
         line = fails(argv, capsys)
         assert line.startswith(f"error: unrecognized arguments: {argv[-2]} {argv[-1]}") and said in line, line
@@ -492,3 +519,53 @@ def test_sigterm_to_the_command_saves_a_checkpoint_and_says_how_to_resume(tmp_pa
     main(["train", "--resume", str(run), "--steps", str(step + 50)])
     assert TD3.load(run / "checkpoint").num_steps == step + 50
     assert int(rows(run / "metrics.csv")[-1]["step"]) == step + 50
+
+
+def test_a_run_directory_in_use_by_another_training_is_refused(tmp_path, capsys):
+    """Two trainings into one --out (or two --resume of one run) both went ahead and mixed their metrics."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    metrics = (run / "metrics.csv").read_bytes()
+    held = cli._claim(run)  # what the other training holds while it runs
+    try:
+        for argv in (["train", "--resume", str(run), "--steps", "700"], ["train", "--out", str(run), "--force", *HALF]):
+            line = fails(argv, capsys)
+            assert f"{run} is in use by another training (process {os.getpid()}): wait for it to end" in line, line
+        assert (run / "metrics.csv").read_bytes() == metrics
+    finally:
+        held.close()
+    main(["train", "--resume", str(run), "--steps", "700"])  # once it has ended, the run is free again
+    assert int(rows(run / "metrics.csv")[-1]["step"]) == 700
+
+
+def test_an_output_pipe_closed_stops_training_with_its_checkpoint_saved(tmp_path):
+    """`train | head -1`, or `train 2>&1 | tee log` and Ctrl-C, which ends tee too: the next write was a
+    BrokenPipeError that skipped the save (exit status 1), and the run could not be resumed."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "td3_steps", "train", "--out", str(run), "--steps", "5000", "--eval-freq", "500",
+               "--eval-episodes", "1", "--threads", "1"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert process.stdout.readline().startswith("Training Pendulum-v1")
+        process.stdout.close()  # the reader is gone, as head's after its first line
+        assert process.wait(timeout=120) == 128 + signal.SIGPIPE
+    finally:
+        process.kill()
+    step = TD3.load(run / "checkpoint").num_steps
+    assert 0 < step < 5000  # saved where it stopped, at its first write after the reader went
+    main(["train", "--resume", str(run), "--steps", str(step + 50)])
+    assert TD3.load(run / "checkpoint").num_steps == step + 50
+
+
+def test_a_guarded_output_whose_reader_is_gone_asks_training_to_stop():
+    class Gone:
+        def write(self, *text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        flush = write
+
+    stop = []
+    guarded = cli._Guarded(Gone(), stop)
+    assert guarded.write("a line\n") == 7 and stop == [cli.READER_GONE]
+    guarded.flush()
+    assert stop == [cli.READER_GONE]

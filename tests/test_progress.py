@@ -49,6 +49,16 @@ def test_a_pipe_gets_plain_lines_periodically_and_at_evaluations(clock):
     assert "critic loss=0.5" in evaluation and last.startswith(" 50%|") and "500/1000" in last
 
 
+def test_a_pipe_gets_the_last_line_once(clock):
+    """The run's end is evaluated, which draws the 100% line; closing the bar drew it again."""
+    pipe = io.StringIO()
+    bar = TrainingProgress(0, 100, 10, file=pipe)
+    bar.step(Model(100))
+    bar.show({"step": 100, "eval_return": -99.0, "eval_return_std": 3.0})
+    bar.close()
+    assert len([line for line in pipe.getvalue().splitlines() if "100/100" in line]) == 1, pipe.getvalue()
+
+
 def test_time_left_ignores_the_random_warm_up(clock):
     bar = TrainingProgress(0, 1000, 100, file=io.StringIO())
     for step in range(1, 101):  # the warm-up: 100 steps/s
@@ -70,3 +80,30 @@ def test_a_resumed_run_fills_the_bar_for_the_whole_run_and_times_this_sitting(cl
     bar.step(Model(260_000))
     assert bar.format_dict["rate"] == 100.0 and bar.n == 260_000
     assert str(bar).startswith(" 26%|") and "260000/1000000" in str(bar) and "<2:03:20" in str(bar)
+
+
+class Terminal(io.StringIO):
+    """A terminal of `columns` columns, as tqdm asks it (0: a pty nobody sized)."""
+
+    def __init__(self, columns):
+        super().__init__()
+        self.columns = columns
+
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize(
+    ("columns", "shown"),
+    [(80, "return=-1640, eval=-1361"), (110, "critic loss=0.5321"), (150, "actor loss=-12.13"), (0, "actor loss")],
+)
+def test_a_narrow_terminal_leaves_out_whole_fields_not_the_end_of_the_line(clock, columns, shown):
+    """At 80 columns (a `!python -m td3_steps train` cell) the line was cut at "critic "; at 0, nothing showed."""
+    bar = TrainingProgress(0, 12_000, 1_000, file=Terminal(columns))
+    bar.dynamic_ncols = lambda fp: (fp.columns, 24)
+    bar.step(Model(5_400))
+    bar.show({"episode_return": -1640.2, "eval_return": -1361.3, "critic_loss": 0.53212, "actor_loss": -12.134})
+    line = str(bar)
+    assert shown in line and (columns == 0 or len(line) <= columns), line
+    assert line.rstrip().removesuffix("]").endswith(("-1361", "0.5321", "-12.13")), line  # a whole field last
+    bar.close()

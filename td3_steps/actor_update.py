@@ -8,46 +8,13 @@ from torch import nn
 from .counts import is_count
 from .failures import check_reached, explain_failures, explained, module_problem, optimizer_problem
 
-
-def _delay_problem(critic_updates, policy_delay) -> Exception | None:
-    if not is_count(critic_updates, 0):
-        return TypeError(f"policy_update_due: critic_updates must be a whole number >= 0; got {critic_updates!r:.80}.")
-    return ValueError(f"policy_update_due: policy_delay must be a whole number >= 1, e.g. 2; got {policy_delay!r:.80}.")
-
-
-def _actor_loss_problem(actor, critics, obs, where: str = "actor_loss") -> Exception | None:
-    if hasattr(actor, "q1") and not hasattr(critics, "q1"):
-        return TypeError(
-            f"{where} takes the actor first, then the critics: actor_loss(actor, critics, obs),"
-            " actor_update(actor, critics, obs, optimizer)."
-        )
-    if not hasattr(critics, "q1"):
-        return TypeError(
-            f"{where}: critics must be the Critics (td3_steps.Critics, whose q1 scores with critic 1 alone);"
-            f" got {type(critics).__name__}."
-        )
-    return module_problem(where, "actor", actor, "the actor pi_phi")
-
-
 FROZEN_CRITICS = ValueError(
     "actor_update: none of these critics' parameters is trainable: they are the target critics (step 7), which only"
     " Polyak averaging moves. Pass the online critics, the ones critic_update trains."
 )
 
 
-def _actor_update_problem(actor, critics, obs, optimizer) -> Exception | None:
-    problem = _actor_loss_problem(actor, critics, obs, "actor_update") or optimizer_problem(
-        "actor_update", optimizer, "actor"
-    )
-    if problem is None and not any(p.requires_grad for p in actor.parameters()):
-        problem = ValueError(
-            "actor_update: none of this actor's parameters is trainable: it is the target actor (step 5), which only"
-            " Polyak averaging moves (step 14). Pass the online actor, the one that acts."
-        )
-    return problem
-
-
-@explain_failures(_delay_problem)
+@explain_failures
 def policy_update_due(critic_updates: int, policy_delay: int) -> bool:
     """Step 13's schedule: True after every `policy_delay`-th critic update.
 
@@ -57,7 +24,7 @@ def policy_update_due(critic_updates: int, policy_delay: int) -> bool:
     return critic_updates % policy_delay == 0
 
 
-@explain_failures(_actor_loss_problem)
+@explain_failures
 def actor_loss(actor: nn.Module, critics: nn.Module, obs: torch.Tensor) -> torch.Tensor:
     """Step 13: J(phi) = -mean_s Q_1(s, pi_phi(s)); minimising it climbs critic 1.
 
@@ -66,7 +33,7 @@ def actor_loss(actor: nn.Module, critics: nn.Module, obs: torch.Tensor) -> torch
     return -critics.q1(obs, actor(obs)).mean()
 
 
-@explain_failures(_actor_update_problem)
+@explain_failures
 def actor_update(
     actor: nn.Module, critics: nn.Module, obs: torch.Tensor, optimizer: torch.optim.Optimizer
 ) -> torch.Tensor:
@@ -93,3 +60,41 @@ def actor_update(
         for p in trainable:
             p.requires_grad_(True)
     return loss.detach()
+
+
+# What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@policy_update_due.problem
+def _delay_problem(critic_updates, policy_delay) -> Exception | None:
+    if not is_count(critic_updates, 0):
+        return TypeError(f"policy_update_due: critic_updates must be a whole number >= 0; got {critic_updates!r:.80}.")
+    return ValueError(f"policy_update_due: policy_delay must be a whole number >= 1, e.g. 2; got {policy_delay!r:.80}.")
+
+
+@actor_loss.problem
+def _actor_loss_problem(actor, critics, obs, where: str = "actor_loss") -> Exception | None:
+    if hasattr(actor, "q1") and not hasattr(critics, "q1"):
+        return TypeError(
+            f"{where} takes the actor first, then the critics: actor_loss(actor, critics, obs),"
+            " actor_update(actor, critics, obs, optimizer)."
+        )
+    if not hasattr(critics, "q1"):
+        return TypeError(
+            f"{where}: critics must be the Critics (td3_steps.Critics, whose q1 scores with critic 1 alone);"
+            f" got {type(critics).__name__}."
+        )
+    return module_problem(where, "actor", actor, "the actor pi_phi")
+
+
+@actor_update.problem
+def _actor_update_problem(actor, critics, obs, optimizer) -> Exception | None:
+    problem = _actor_loss_problem(actor, critics, obs, "actor_update") or optimizer_problem(
+        "actor_update", optimizer, "actor"
+    )
+    if problem is None and not any(p.requires_grad for p in actor.parameters()):
+        problem = ValueError(
+            "actor_update: none of this actor's parameters is trainable: it is the target actor (step 5), which only"
+            " Polyak averaging moves (step 14). Pass the online actor, the one that acts."
+        )
+    return problem

@@ -23,17 +23,7 @@ def current_q_values(critics: nn.Module, obs: torch.Tensor, action: torch.Tensor
     return critics(obs, action)
 
 
-def _critic_loss_problem(q_values, target) -> Exception | None:
-    problem = tensor_problem("critic_loss", "target", target, "the Bellman targets y of step 9, shape (B, 1)")
-    if problem is not None:
-        return problem
-    if not isinstance(q_values, (tuple, list)):
-        return None  # check_q_values has said what it must be
-    columns = {f"Q{i}": q for i, q in enumerate(q_values, start=1)}
-    return device_problem("critic_loss", "Q1's", {**columns, "target": target})
-
-
-@explain_failures(_critic_loss_problem)
+@explain_failures
 def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> torch.Tensor:
     """Step 11: L = MSE(Q_1, y) + MSE(Q_2, y), one target y for every critic.
 
@@ -44,6 +34,44 @@ def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> tor
     return sum(F.mse_loss(q, target) for q in q_values)
 
 
+def _spent(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> bool:
+    """Whether loss's graph is gone (freed by an earlier backward) or stale (a weight it saved changed in place)."""
+    leaves = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+    try:
+        torch.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
+    except RuntimeError:
+        return True
+    return False
+
+
+@explain_failures
+def critic_update(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
+    """Step 12: backpropagate the critic loss and take one Adam step on the critics.
+
+    The target y carries no gradient (step 9), so nothing flows into the target networks.
+    Taught in notebooks/12_critic_update.ipynb.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    check_reached("critic_update", optimizer, "critics")
+    optimizer.step()
+
+
+# What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@critic_loss.problem
+def _critic_loss_problem(q_values, target) -> Exception | None:
+    problem = tensor_problem("critic_loss", "target", target, "the Bellman targets y of step 9, shape (B, 1)")
+    if problem is not None:
+        return problem
+    if not isinstance(q_values, (tuple, list)):
+        return None  # check_q_values has said what it must be
+    columns = {f"Q{i}": q for i, q in enumerate(q_values, start=1)}
+    return device_problem("critic_loss", "Q1's", {**columns, "target": target})
+
+
+@critic_update.problem
 def _critic_update_problem(loss, optimizer) -> Exception | None:
     where = "critic_update"
     problem = tensor_problem(where, "loss", loss, "the critic loss of step 11")
@@ -65,26 +93,3 @@ def _critic_update_problem(loss, optimizer) -> Exception | None:
             " again (steps 10 and 11), then update."
         )
     return problem
-
-
-def _spent(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> bool:
-    """Whether loss's graph is gone (freed by an earlier backward) or stale (a weight it saved changed in place)."""
-    leaves = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
-    try:
-        torch.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
-    except RuntimeError:
-        return True
-    return False
-
-
-@explain_failures(_critic_update_problem)
-def critic_update(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
-    """Step 12: backpropagate the critic loss and take one Adam step on the critics.
-
-    The target y carries no gradient (step 9), so nothing flows into the target networks.
-    Taught in notebooks/12_critic_update.ipynb.
-    """
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    check_reached("critic_update", optimizer, "critics")
-    optimizer.step()

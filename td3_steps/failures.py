@@ -2,9 +2,16 @@
 
 The steps run every update, so they validate nothing up front but the cheap (B, 1) shape guards of
 td3_steps.shapes (TD3Config checks what TD3 passes them once).
-When a call raises, `explain_failures` asks the step's `problem` function what is wrong with the arguments, and
+When a call raises, `explain_failures` asks the step's problem function what is wrong with the arguments, and
 raises its answer (a TypeError or ValueError that says what to pass) from torch's or Python's error; when the
-arguments look right, the original error goes on unchanged.
+arguments look right, the original error goes on unchanged. The problem function comes after the step, as a
+property's setter does, so that a module reads as its steps first:
+
+    @explain_failures
+    def bellman_target(reward, terminated, next_q, gamma): ...
+
+    @bellman_target.problem
+    def _bellman_problem(reward, terminated, next_q, gamma) -> Exception | None: ...
 """
 
 from __future__ import annotations
@@ -21,32 +28,35 @@ from .counts import is_number
 INT64 = torch.iinfo(torch.int64)  # torch turns a Python int into one: a larger one is an OverflowError
 
 
-def explain_failures(problem: Callable[..., Exception | None]):
-    """Decorate `fn` so that a failed call raises problem(**fn's arguments) when it returns an error."""
+def explain_failures(fn: Callable) -> Callable:
+    """`fn`, which on a failed call raises what its problem function (set with @fn.problem) says is wrong."""
+    signature = inspect.signature(fn)
+    problems: list[Callable[..., Exception | None]] = []
 
-    def decorate(fn):
-        signature = inspect.signature(fn)
-
-        @functools.wraps(fn)
-        def step(*args, **kwargs):
+    @functools.wraps(fn)
+    def step(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as error:
+            if getattr(error, "explained", False) or not problems:  # an inner step (or a check) said it already
+                raise
             try:
-                return fn(*args, **kwargs)
-            except Exception as error:
-                if getattr(error, "explained", False):  # an inner step (or a check) already said what is wrong
-                    raise
-                try:
-                    arguments = signature.bind(*args, **kwargs)
-                except TypeError:  # a missing or extra argument: Python's own error says so
-                    raise error from None
-                arguments.apply_defaults()
-                answer = problem(**arguments.arguments)
-                if answer is None:
-                    raise
-                raise explained(answer) from error
+                arguments = signature.bind(*args, **kwargs)
+            except TypeError:  # a missing or extra argument: Python's own error says so
+                raise error from None
+            arguments.apply_defaults()
+            answer = problems[0](**arguments.arguments)
+            if answer is None:
+                raise
+            raise explained(answer) from error
 
-        return step
+    def problem(explain: Callable[..., Exception | None]) -> Callable[..., Exception | None]:
+        """Set `explain(**the step's arguments)` as what names the fault of a failed call; returns it."""
+        problems[:] = [explain]
+        return explain
 
-    return decorate
+    step.problem = problem
+    return step
 
 
 def explained(error: Exception) -> Exception:

@@ -42,17 +42,6 @@ class FlattenExtractor(nn.Module):
         return (obs.float() / 255.0).flatten(1)
 
 
-def _images_problem(self, obs) -> Exception | None:
-    problem = tensor_problem("NatureCNN", "obs", obs, "a batch of uint8 images")
-    if problem is None and tuple(obs.shape[1:]) != self.obs_shape:
-        problem = ValueError(
-            f"NatureCNN: obs must be a batch of images shaped (B, {', '.join(map(str, self.obs_shape))}), as it was made"
-            f" for; got shape {tuple(obs.shape)}."
-            + (" One image is a batch of one: obs.unsqueeze(0)." if tuple(obs.shape) == self.obs_shape else "")
-        )
-    return problem
-
-
 class NatureCNN(nn.Module):
     """The "nature" CNN (Mnih et al. 2015) on uint8 images (H, W, C) or (C, H, W), scaled to [0, 1].
 
@@ -96,7 +85,7 @@ class NatureCNN(nn.Module):
         self.linear = nn.Sequential(nn.Linear(n_flat, features_dim), nn.ReLU())
         self.features_dim = features_dim
 
-    @explain_failures(_images_problem)
+    @explain_failures
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         images = obs.float() / 255.0
         if not self.channels_first:
@@ -118,3 +107,18 @@ def make_features_extractor(name: str, observation_space: gym.Space) -> FlattenE
             )
         return NatureCNN(observation_space.shape)
     return FlattenExtractor(stored_observation_shape(observation_space), images)
+
+
+# What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@NatureCNN.forward.problem
+def _images_problem(self, obs) -> Exception | None:
+    problem = tensor_problem("NatureCNN", "obs", obs, "a batch of uint8 images")
+    if problem is None and tuple(obs.shape[1:]) != self.obs_shape:
+        problem = ValueError(
+            f"NatureCNN: obs must be a batch of images shaped (B, {', '.join(map(str, self.obs_shape))}), as it was made"
+            f" for; got shape {tuple(obs.shape)}."
+            + (" One image is a batch of one: obs.unsqueeze(0)." if tuple(obs.shape) == self.obs_shape else "")
+        )
+    return problem

@@ -74,6 +74,15 @@ class MLP(nn.Module):
         self.hidden, self.out = nn.Sequential(*layers), out
         self.mixed_precision = mixed_precision
 
+    @explain_failures
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.mixed_precision:  # entering even a disabled autocast costs time on every call
+            return self.out(self.hidden(x))
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+            h = self.hidden(x)
+        return self.out(h.float())
+
+    @forward.problem
     def _input_problem(self, x) -> Exception | None:
         """The error to raise when `x` is no (B, in_features) tensor; None when it is one."""
         first = self.hidden[0]
@@ -93,14 +102,6 @@ class MLP(nn.Module):
                 f"{expected}, on {device}; got a tensor on {x.device}. Move {self.inputs} first: .to('{device}')."
             )
         return None
-
-    @explain_failures(_input_problem)
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.mixed_precision:  # entering even a disabled autocast costs time on every call
-            return self.out(self.hidden(x))
-        with torch.autocast(x.device.type, dtype=torch.bfloat16):
-            h = self.hidden(x)
-        return self.out(h.float())
 
 
 def activation_layer(activation: str) -> nn.Module:
@@ -195,6 +196,11 @@ class Critic(nn.Module):
         )  # fmt: skip
         self.obs_dim, self.action_dim = obs_dim, action_dim  # for the error when the inputs do not fit
 
+    @explain_failures
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([obs, action], dim=1))
+
+    @forward.problem
     def _action_problem(self, obs, action) -> Exception | None:
         """The error to raise when `obs` or `action` is no tensor, or the actions do not fit the observations."""
         expected = f"A critic takes the actions as a tensor of shape (B, {self.action_dim}), one row per observation"
@@ -221,10 +227,6 @@ class Critic(nn.Module):
                 f" {tuple(obs.shape)}.{hint}"
             )
         return None
-
-    @explain_failures(_action_problem)
-    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return self.net(torch.cat([obs, action], dim=1))
 
 
 class Critics(nn.Module):
@@ -304,11 +306,7 @@ def _features(features: nn.Module | None, obs_dim: int) -> nn.Module:
     return features
 
 
-def _target_problem(network) -> Exception | None:
-    return module_problem("make_target", "network", network, "the network to copy, e.g. the actor or the critics")
-
-
-@explain_failures(_target_problem)
+@explain_failures
 def make_target(network: nn.Module) -> nn.Module:
     """Steps 2 and 3: the target copy, phi' = phi (theta_i' = theta_i).
 
@@ -398,3 +396,11 @@ def _check_custom_net(net, name: str, in_dim: int, out_dim: int, input_name: str
         raise ValueError(
             f"{name} must map (B, {in_dim}) ({input_name}) to (B, {out_dim}), but it maps (2, {in_dim}) to {tuple(out.shape)}."
         )
+
+
+# What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@make_target.problem
+def _target_problem(network) -> Exception | None:
+    return module_problem("make_target", "network", network, "the network to copy, e.g. the actor or the critics")

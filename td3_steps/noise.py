@@ -27,14 +27,10 @@ from .devices import resolve_device
 from .failures import explain_failures, tensor_problem
 
 
-def _scale_problem(self, scale, generator) -> Exception | None:
-    return tensor_problem(type(self).__name__, "scale", scale, "sigma_explore times each action dimension's half-range")
-
-
 class GaussianNoise:
     """eps * scale, eps ~ N(0, 1) independently at every step."""
 
-    @explain_failures(_scale_problem)
+    @explain_failures
     def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         return torch.randn(scale.shape, generator=generator, device=scale.device) * scale
 
@@ -63,7 +59,7 @@ class OrnsteinUhlenbeckNoise:
         self.theta, self.dt = theta, dt
         self.x = torch.zeros(size, device=resolve_device(device))
 
-    @explain_failures(_scale_problem)
+    @explain_failures
     def __call__(self, scale: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         if scale.numel() != self.x.numel():
             raise ValueError(
@@ -93,3 +89,12 @@ def make_noise(
     if noise_type == "ornstein-uhlenbeck":
         return OrnsteinUhlenbeckNoise(size, theta, device=device)
     return GaussianNoise()
+
+
+# What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@GaussianNoise.__call__.problem
+@OrnsteinUhlenbeckNoise.__call__.problem
+def _scale_problem(self, scale, generator) -> Exception | None:
+    return tensor_problem(type(self).__name__, "scale", scale, "sigma_explore times each action dimension's half-range")

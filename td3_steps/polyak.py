@@ -8,6 +8,25 @@ from torch import nn
 from .failures import device_problem, explain_failures, first_problem, module_problem, number_problem
 
 
+@torch.no_grad()
+@explain_failures
+def polyak_update(online: nn.Module, target: nn.Module, tau: float) -> None:
+    """theta' <- tau * theta + (1 - tau) * theta', in place, for every parameter, without grad.
+
+    Step 14 applies it to the actor target, step 15 to the critic targets, in the same
+    iterations as the delayed actor update. The formula is NOT (1 - tau * theta'): with
+    tau = 0.005 each update moves each target parameter 0.5 % of the way to the online one.
+    `lerp_(end, weight)` computes exactly theta' + tau * (theta - theta'), fused over all
+    parameters. tau in (0, 1] is checked once, by TD3Config. Taught in
+    notebooks/14_polyak_actor_target.ipynb and 15_polyak_critic_targets.ipynb.
+    """
+    torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), tau)
+
+
+# What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@polyak_update.problem
 def _polyak_problem(online, target, tau) -> Exception | None:
     where = "polyak_update"
     problem = first_problem(
@@ -31,18 +50,3 @@ def _polyak_problem(online, target, tau) -> Exception | None:
         )
     first = {"online": next(online.parameters(), None), "target": next(target.parameters(), None)}
     return device_problem(where, "the online network's", first)
-
-
-@torch.no_grad()
-@explain_failures(_polyak_problem)
-def polyak_update(online: nn.Module, target: nn.Module, tau: float) -> None:
-    """theta' <- tau * theta + (1 - tau) * theta', in place, for every parameter, without grad.
-
-    Step 14 applies it to the actor target, step 15 to the critic targets, in the same
-    iterations as the delayed actor update. The formula is NOT (1 - tau * theta'): with
-    tau = 0.005 each update moves each target parameter 0.5 % of the way to the online one.
-    `lerp_(end, weight)` computes exactly theta' + tau * (theta - theta'), fused over all
-    parameters. tau in (0, 1] is checked once, by TD3Config. Taught in
-    notebooks/14_polyak_actor_target.ipynb and 15_polyak_critic_targets.ipynb.
-    """
-    torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), tau)

@@ -99,6 +99,22 @@ class ReplayMemory:
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in self._tensors().values())
 
+    @explain_failures
+    def add(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool = False) -> None:
+        """Step 1: store one transition at `position`, then advance it (wrapping).
+
+        Taught in notebooks/01_replay_memory.ipynb.
+        """
+        i = self.position
+        rows = _row(obs, self.obs), _row(action, self.action), _row(next_obs, self.next_obs)
+        flags = _flag(terminated), _flag(truncated)
+        self.reward[i] = float(reward)  # the one write that can fail (beyond float32): before any other
+        self.obs[i], self.action[i], self.next_obs[i] = rows
+        self.terminated[i], self.truncated[i] = flags
+        self.position = (i + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    @add.problem
     def _unfit(self, obs, action, reward, next_obs, terminated, truncated) -> Exception | None:
         """Why add() could not store this transition (found after the failure, so add() stays cheap)."""
         made = f"this memory was made with obs_dim={tuple(self.obs.shape[1:])}, action_dim={self.action.shape[1]}"
@@ -125,30 +141,7 @@ class ReplayMemory:
             )
         return None
 
-    def _sample_problem(self, batch_size, generator) -> Exception:
-        if self.size == 0:
-            return ValueError("The replay memory is empty: add transitions before sampling a batch.")
-        problem = generator_problem("ReplayMemory.sample", generator, self.device, "the memory is")
-        if problem is not None:
-            return problem
-        return ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")
-
-    @explain_failures(_unfit)
-    def add(self, obs, action, reward: float, next_obs, terminated: bool, truncated: bool = False) -> None:
-        """Step 1: store one transition at `position`, then advance it (wrapping).
-
-        Taught in notebooks/01_replay_memory.ipynb.
-        """
-        i = self.position
-        rows = _row(obs, self.obs), _row(action, self.action), _row(next_obs, self.next_obs)
-        flags = _flag(terminated), _flag(truncated)
-        self.reward[i] = float(reward)  # the one write that can fail (beyond float32): before any other
-        self.obs[i], self.action[i], self.next_obs[i] = rows
-        self.terminated[i], self.truncated[i] = flags
-        self.position = (i + 1) % self.capacity
-        self.size = min(self.size + 1, self.capacity)
-
-    @explain_failures(_sample_problem)
+    @explain_failures
     def sample(self, batch_size: int, generator: torch.Generator | None = None) -> Batch:
         """Step 4: draw `batch_size` stored transitions uniformly, with replacement.
 
@@ -158,6 +151,15 @@ class ReplayMemory:
         return Batch(
             self.obs[index], self.action[index], self.reward[index], self.next_obs[index], self.terminated[index]
         )
+
+    @sample.problem
+    def _sample_problem(self, batch_size, generator) -> Exception:
+        if self.size == 0:
+            return ValueError("The replay memory is empty: add transitions before sampling a batch.")
+        problem = generator_problem("ReplayMemory.sample", generator, self.device, "the memory is")
+        if problem is not None:
+            return problem
+        return ValueError(f"ReplayMemory.sample: {SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")
 
     def state_dict(self) -> dict:
         n = self.size

@@ -37,39 +37,7 @@ def target_action(actor_target: nn.Module, next_obs: torch.Tensor) -> torch.Tens
     return actor_target(next_obs)
 
 
-def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> Exception | None:
-    where = "smooth_target_action"
-    problem = first_problem(
-        tensor_problem(where, "action", action, "the target actor's actions a', shape (B, action_dim)"),
-        number_problem(where, "noise_std", noise_std, "sigma as a fraction of the half-range, e.g. 0.2"),
-        number_problem(where, "noise_clip", noise_clip, "c as a fraction of the half-range, e.g. 0.5"),
-    )
-    if problem is not None:
-        return problem
-    for name, bound in (("low", low), ("high", high)):
-        if not isinstance(bound, torch.Tensor):
-            takes = "or a tensor of shape (action_dim,) with one bound per action dimension"
-            problem = number_problem(where, name, bound, takes)
-        elif bound.shape[-1:] not in ((), (1,), action.shape[-1:]):
-            problem = ValueError(
-                f"{where}: {name} holds one bound per action dimension, shape {tuple(action.shape[-1:])}"
-                f" for actions of shape {tuple(action.shape)}; got shape {tuple(bound.shape)}."
-            )
-        elif bound.dtype == torch.bool:
-            problem = TypeError(
-                f"{where}: {name} must hold numbers, got a torch.bool tensor. Convert it first: {name}.float()."
-            )
-        if problem is not None:
-            return problem
-    problem = device_problem(where, "the actions'", {"action": action, "low": low, "high": high})
-    if problem is not None:
-        return problem
-    if generator is not None and not isinstance(generator, torch.Generator):
-        return TypeError(f"{where}: generator must be a torch.Generator or None; got {type(generator).__name__}.")
-    return generator_problem(where, generator, action.device, "the actions are")
-
-
-@explain_failures(_smoothing_problem)
+@explain_failures
 def smooth_target_action(
     action: torch.Tensor,
     low: torch.Tensor,
@@ -112,6 +80,58 @@ def clipped_double_q(q_values: tuple[torch.Tensor, ...]) -> torch.Tensor:
     return functools.reduce(torch.minimum, q_values)
 
 
+@torch.no_grad()
+@explain_failures
+def bellman_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, gamma: float) -> torch.Tensor:
+    """Step 9: y = r + gamma * (1 - terminated) * min(Q_t1, Q_t2), without gradient.
+
+    Only `terminated` stops bootstrapping. A transition cut by a time limit (truncated)
+    still bootstraps: the state after it has a future the episode merely did not see.
+    All three inputs must be (B, 1). Taught in notebooks/09_bellman_target.ipynb.
+    """
+    check_column("next_q", next_q)
+    for name, tensor in (("reward", reward), ("terminated", terminated)):
+        check_column(name, tensor, next_q.shape[0])
+    return reward + gamma * (1.0 - terminated) * next_q
+
+
+# What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@smooth_target_action.problem
+def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> Exception | None:
+    where = "smooth_target_action"
+    problem = first_problem(
+        tensor_problem(where, "action", action, "the target actor's actions a', shape (B, action_dim)"),
+        number_problem(where, "noise_std", noise_std, "sigma as a fraction of the half-range, e.g. 0.2"),
+        number_problem(where, "noise_clip", noise_clip, "c as a fraction of the half-range, e.g. 0.5"),
+    )
+    if problem is not None:
+        return problem
+    for name, bound in (("low", low), ("high", high)):
+        if not isinstance(bound, torch.Tensor):
+            takes = "or a tensor of shape (action_dim,) with one bound per action dimension"
+            problem = number_problem(where, name, bound, takes)
+        elif bound.shape[-1:] not in ((), (1,), action.shape[-1:]):
+            problem = ValueError(
+                f"{where}: {name} holds one bound per action dimension, shape {tuple(action.shape[-1:])}"
+                f" for actions of shape {tuple(action.shape)}; got shape {tuple(bound.shape)}."
+            )
+        elif bound.dtype == torch.bool:
+            problem = TypeError(
+                f"{where}: {name} must hold numbers, got a torch.bool tensor. Convert it first: {name}.float()."
+            )
+        if problem is not None:
+            return problem
+    problem = device_problem(where, "the actions'", {"action": action, "low": low, "high": high})
+    if problem is not None:
+        return problem
+    if generator is not None and not isinstance(generator, torch.Generator):
+        return TypeError(f"{where}: generator must be a torch.Generator or None; got {type(generator).__name__}.")
+    return generator_problem(where, generator, action.device, "the actions are")
+
+
+@bellman_target.problem
 def _bellman_problem(reward, terminated, next_q, gamma) -> Exception | None:
     where = "bellman_target"
     problem = first_problem(
@@ -128,18 +148,3 @@ def _bellman_problem(reward, terminated, next_q, gamma) -> Exception | None:
             " it; got a torch.bool tensor. Convert it first: terminated.float()."
         )
     return device_problem(where, "next_q's", {"next_q": next_q, "reward": reward, "terminated": terminated})
-
-
-@torch.no_grad()
-@explain_failures(_bellman_problem)
-def bellman_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch.Tensor, gamma: float) -> torch.Tensor:
-    """Step 9: y = r + gamma * (1 - terminated) * min(Q_t1, Q_t2), without gradient.
-
-    Only `terminated` stops bootstrapping. A transition cut by a time limit (truncated)
-    still bootstraps: the state after it has a future the episode merely did not see.
-    All three inputs must be (B, 1). Taught in notebooks/09_bellman_target.ipynb.
-    """
-    check_column("next_q", next_q)
-    for name, tensor in (("reward", reward), ("terminated", terminated)):
-        check_column(name, tensor, next_q.shape[0])
-    return reward + gamma * (1.0 - terminated) * next_q

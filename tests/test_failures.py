@@ -6,16 +6,17 @@ import torch
 from td3_steps.failures import explain_failures, generator_problem
 
 
+@explain_failures
+def ratio(numerator, denominator=1.0):
+    """numerator / denominator"""
+    return numerator / denominator
+
+
+@ratio.problem
 def _ratio_problem(numerator, denominator=1.0):
     if denominator == 0:
         return ValueError(f"denominator must not be 0, got {denominator!r}")
     return None
-
-
-@explain_failures(_ratio_problem)
-def ratio(numerator, denominator=1.0):
-    """numerator / denominator"""
-    return numerator / denominator
 
 
 def test_a_working_call_returns_its_value_and_keeps_its_name_and_source():
@@ -41,12 +42,27 @@ def test_a_wrong_number_of_arguments_is_pythons_own_error():
 
 
 def test_an_explained_failure_is_not_explained_twice():
-    @explain_failures(lambda denominator: ValueError("outer"))
+    @explain_failures
     def outer(denominator):
         return ratio(1.0, denominator)
 
+    outer.problem(lambda denominator: ValueError("outer"))
+
     with pytest.raises(ValueError, match="denominator must not be 0"):
         outer(0)
+
+
+def test_a_step_whose_problem_is_not_set_yet_raises_its_own_error_and_keeps_its_problem_through_decorators():
+    @torch.no_grad()
+    @explain_failures
+    def half(x):
+        return x / 2
+
+    with pytest.raises(TypeError, match="unsupported operand"):
+        half("a")
+    half.problem(lambda x: TypeError("half takes a number"))  # reached through no_grad's wrapper
+    with pytest.raises(TypeError, match="half takes a number"):
+        half("a")
 
 
 def test_a_generator_on_another_kind_of_device_is_named_with_the_one_to_make():

@@ -30,7 +30,9 @@ SETTLED = """new Promise(r => requestAnimationFrame(() => requestAnimationFrame(
   .then(() => new Promise(done => {
     const start = Date.now();
     const poll = () => {
-      const math = [...document.querySelectorAll('section.present .mjx-chtml')];
+      const slide = [...document.querySelectorAll('.reveal .slides section.present')]
+        .filter(s => !s.querySelector('section.present')).pop();  // not its stack, whose other slides are hidden
+      const math = [...slide.querySelectorAll('.mjx-chtml')];
       if (math.every(m => m.getBoundingClientRect().width > 0) || Date.now() - start > 5000) done();
       else setTimeout(poll, 50);
     };

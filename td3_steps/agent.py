@@ -23,7 +23,7 @@ from torch import nn
 
 from . import checkpoint, pretraining
 from .actor_update import actor_update, policy_update_due
-from .callbacks import EvalCallback
+from .callbacks import callbacks_of
 from .config import TD3Config, config_of, unknown_names
 from .counts import check_flag, is_count
 from .critic_update import critic_loss, critic_update, current_q_values
@@ -237,17 +237,7 @@ class TD3:
             raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
         total_timesteps = int(total_timesteps)
         check_flag("learn", "progress_bar", progress_bar)
-        callbacks = list(callback) if isinstance(callback, Sequence) else [callback] if callback is not None else []
-        not_callable = [f for f in callbacks if not callable(f)] + (
-            [log] if log is not None and not callable(log) else []
-        )
-        if not_callable:
-            raise TypeError(
-                f"callback and log take functions (callback(model), log(row)), or a list of callbacks; got"
-                f" {not_callable[0]!r}."
-            )
-        if not (is_count(eval_freq) and eval_freq == 0):  # 0: no evaluation; anything else EvalCallback checks
-            callbacks.insert(0, EvalCallback(eval_freq, eval_episodes))
+        callbacks = callbacks_of(callback, log, eval_freq, eval_episodes)
         self._learn_end = self.num_steps + total_timesteps
         self._logs = [f for f in (log, self._tensorboard) if f is not None]
         bar = None

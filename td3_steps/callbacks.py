@@ -12,9 +12,25 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Sequence
 
 from .checkpoint import check_checkpoint_path
 from .counts import is_count
+
+
+def callbacks_of(callback, log, eval_freq, eval_episodes) -> list[Callable]:
+    """learn's callbacks, in the order they run: an EvalCallback where eval_freq is not 0, then `callback` (one,
+    a list, or None); a TypeError for a callback or log that is no function."""
+    callbacks = list(callback) if isinstance(callback, Sequence) else [callback] if callback is not None else []
+    not_callable = [f for f in callbacks if not callable(f)] + ([log] if log is not None and not callable(log) else [])
+    if not_callable:
+        raise TypeError(
+            f"callback and log take functions (callback(model), log(row)), or a list of callbacks; got"
+            f" {not_callable[0]!r}."
+        )
+    if not (is_count(eval_freq) and eval_freq == 0):  # 0: no evaluation; anything else EvalCallback checks
+        callbacks.insert(0, EvalCallback(eval_freq, eval_episodes))
+    return callbacks
 
 
 class EvalCallback:

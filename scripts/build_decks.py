@@ -34,7 +34,7 @@ import nbformat
 from jinja2 import DictLoader
 from nbconvert import SlidesExporter
 
-from td3_steps.course import course_page_url
+from td3_steps.course import course_page_on_the_web
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "decks"
@@ -146,7 +146,7 @@ def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.metadata.setdefault("slideshow", {})["slide_type"] = "subslide"
         if cell.cell_type == "markdown":
             cell.source = NOTEBOOK_LINK.sub(r"](\1.slides.html)", cell.source)
-            cell.source = cell.source.replace("](README.md)", f"]({course_page_url()})")
+            cell.source = course_page_on_the_web(cell.source)
         if cell.cell_type != "code":
             continue
         cell.outputs = [output for output in cell.outputs if WIDGET not in output.get("data", {})]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from td3_steps.course import course_page_url
+from td3_steps.course import course_page_on_the_web
 
 ROOT = Path(__file__).resolve().parent.parent
 LEFT_OUT = (
@@ -52,7 +52,7 @@ def student_notebook(notebook: nbformat.NotebookNode, outputs: bool = True) -> n
         elif "notes" in tags(cell):
             continue
         elif cell.cell_type == "markdown":
-            cell.source = cell.source.replace("](README.md)", f"]({course_page_url()})")
+            cell.source = course_page_on_the_web(cell.source)
         cells.append(cell)
     edition.cells = cells
     if not outputs:

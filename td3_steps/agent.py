@@ -14,6 +14,7 @@ pretraining (behaviour cloning), callbacks (evaluation), metrics (the update sta
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 
 import gymnasium as gym
@@ -232,7 +233,8 @@ class TD3:
         if others.get("reset_num_timesteps") is False:
             del others["reset_num_timesteps"]
         if others:
-            raise TypeError(f"learn() takes no argument {unknown_names(others, ('eval_freq', 'eval_episodes'))}.")
+            named = [name for name, p in inspect.signature(self.learn).parameters.items() if p.kind is p.KEYWORD_ONLY]
+            raise TypeError(f"learn() takes no argument {unknown_names(others, named)}.")
         if not is_count(total_timesteps):
             raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
         total_timesteps = int(total_timesteps)

@@ -37,9 +37,14 @@ COLAB_CELL = colab_cell()
 
 
 def course_page_url(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """The course page, notebooks/README.md, on the web: what a notebook's link to README.md means where the
-    notebook travels without it (a deck, the student edition)."""
+    """The course page, notebooks/README.md, on the web."""
     return f"{repository}/blob/{branch}/notebooks/README.md"
+
+
+def course_page_on_the_web(markdown: str) -> str:
+    """`markdown` with its links to the course page (README.md, beside the notebooks) pointing at course_page_url:
+    what the link means where a notebook travels without the page (a deck, the student edition)."""
+    return markdown.replace("](README.md)", f"]({course_page_url()})")
 
 
 def colab_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:

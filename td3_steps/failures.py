@@ -31,29 +31,30 @@ INT64 = torch.iinfo(torch.int64)  # torch turns a Python int into one: a larger 
 def explain_failures(fn: Callable) -> Callable:
     """`fn`, which on a failed call raises what its problem function (set with @fn.problem) says is wrong."""
     signature = inspect.signature(fn)
-    problems: list[Callable[..., Exception | None]] = []
+    explain: Callable[..., Exception | None] | None = None
 
     @functools.wraps(fn)
     def step(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except Exception as error:
-            if getattr(error, "explained", False) or not problems:  # an inner step (or a check) said it already
+            if getattr(error, "explained", False) or explain is None:  # an inner step (or a check) said it already
                 raise
             try:
                 arguments = signature.bind(*args, **kwargs)
             except TypeError:  # a missing or extra argument: Python's own error says so
                 raise error from None
             arguments.apply_defaults()
-            answer = problems[0](**arguments.arguments)
+            answer = explain(**arguments.arguments)
             if answer is None:
                 raise
             raise explained(answer) from error
 
-    def problem(explain: Callable[..., Exception | None]) -> Callable[..., Exception | None]:
-        """Set `explain(**the step's arguments)` as what names the fault of a failed call; returns it."""
-        problems[:] = [explain]
-        return explain
+    def problem(function: Callable[..., Exception | None]) -> Callable[..., Exception | None]:
+        """Set `function(**the step's arguments)` as what names the fault of a failed call; returns it."""
+        nonlocal explain
+        explain = function
+        return function
 
     step.problem = problem
     return step

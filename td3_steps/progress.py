@@ -19,7 +19,6 @@ from tqdm.auto import tqdm
 LINE_INTERVAL = 30.0  # seconds between two plain lines, where there is no terminal to redraw in
 POSTFIX = {"episode_return": "return", "eval_return": "eval", "critic_loss": "critic loss", "actor_loss": "actor loss"}
 KEPT_LONGEST = ("eval", "return", "critic loss", "actor loss")  # where a terminal is too narrow for all, the last go
-BAR_CELLS = 10  # the least bar a terminal line keeps beside the fields
 
 
 class TrainingProgress(tqdm):
@@ -50,7 +49,8 @@ class TrainingProgress(tqdm):
             value = row.get(key)
             if value is not None and not math.isnan(value):
                 self._fields[label] = f"{value:.4g}"
-        self.set_postfix(self._fields, refresh="eval_return" in row)
+        if "eval_return" in row:
+            self.refresh()
 
     def _start_clock(self, step: int) -> None:
         if self._clock is None and step >= self._clock_starts:
@@ -70,17 +70,19 @@ class TrainingProgress(tqdm):
             values["initial"] = values["n"]  # else tqdm estimates from all the steps since the bar began
         if values["ncols"] == 0:  # a terminal of no size (a pty nobody sized): the whole line, not none
             values["ncols"] = None
-        if values["ncols"] is not None and self._fields:
-            values["postfix"] = self._fields_that_fit(values)
+        values["postfix"] = self._fields_that_fit(values)
         return values
 
     def _fields_that_fit(self, values: dict) -> str:
-        """The postfix of the fields that fit the terminal's width beside a bar of BAR_CELLS cells."""
+        """The fields shown after the bar: all of them, or in a terminal those that fit its width beside a bar of
+        ten cells."""
         fields = dict(self._fields)
         while True:
             postfix = ", ".join(f"{label}={value}" for label, value in fields.items())
-            line = self.format_meter(**{**values, "postfix": postfix, "ncols": None})  # a bar of 10 cells
-            if len(line) <= values["ncols"] or not fields:
+            if values["ncols"] is None or not fields:
+                return postfix
+            line = self.format_meter(**{**values, "postfix": postfix, "ncols": None})  # a bar of tqdm's 10 cells
+            if len(line) <= values["ncols"]:
                 return postfix
             del fields[max(fields, key=KEPT_LONGEST.index)]
 

@@ -391,6 +391,7 @@ def test_stable_baselines3_names_td3_lacks_say_what_does_their_work(small_config
         (lambda: model.learn(3, log_interval=4), TypeError, "learn() takes no argument 'log_interval' (Stable-Ba"),
         (lambda: model.learn(3, reset_num_timesteps=True), TypeError, "as reset_num_timesteps=False does"),
         (lambda: model.learn(3, eval_frq=1), TypeError, "'eval_frq' (did you mean 'eval_freq'?)"),
+        (lambda: model.learn(3, progres_bar=True), TypeError, "'progres_bar' (did you mean 'progress_bar'?)"),
         (lambda: model.get_env(), AttributeError, "'get_env' (Stable-Baselines3's; here model.env, the gym"),
         (lambda: model.save_replay_buffer("x"), AttributeError, "here model.save_replay_memory(path)"),
         (lambda: model.evalute(1), AttributeError, "TD3 has no attribute 'evalute' (did you mean 'evaluate'?)"),

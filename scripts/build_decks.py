@@ -11,7 +11,7 @@ room's projector then needs the web). Open a deck in a browser: arrow keys move,
 presenter view with the notes cells, `o` the overview of slides.
 
 A deck is the notebook as stored (outputs included): each cell's slideshow.slide_type says where it
-goes (slide, subslide, fragment, `-` to continue, skip, notes). The Colab install cell is skipped
+goes (slide, subslide, fragment, `-` to continue, skip, notes). The install cell is skipped
 whatever its metadata says; a cell whose output is a figure, or that is tagged `remove-input` (a
 long experiment whose printed result is the point), shows its output without its code (which stays in
 the notebook); progress bars and sliders are left out (nothing runs in a deck); code is set for a 1280x720 projector (no In/Out prompts, so an
@@ -34,7 +34,7 @@ import nbformat
 from jinja2 import DictLoader
 from nbconvert import SlidesExporter
 
-from td3_steps.course import course_page_on_the_web
+from td3_steps.course import course_page_on_the_web, is_install_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "decks"
@@ -132,14 +132,14 @@ def exporter(online: bool = False) -> SlidesExporter:
 
 
 def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook as a deck shows it: the Colab install cell skipped, each figure (and each cell tagged
+    """The notebook as a deck shows it: the install cell skipped, each figure (and each cell tagged
     remove-input) shown without its code, which the notebook keeps, and no widgets (a deck runs nothing: a stored
     progress bar would say 0%, a slider would not move). A solution starts a sub-slide, where it has the slide's
     height to open into (and scrolls beyond it); links to other notebooks go to their decks, and the one to the
     course page (README.md, not in decks/) to its address on the web."""
     notebook = copy.deepcopy(notebook)
     first = notebook.cells[0]
-    if first.cell_type == "code" and "google.colab" in first.source:
+    if is_install_cell(first):
         first.metadata.setdefault("slideshow", {})["slide_type"] = "skip"
     for cell in notebook.cells:
         if SOLUTION in cell.metadata.get("tags", []):

@@ -72,7 +72,9 @@ def write_json(path: Path, data: dict) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="*", type=Path, help="run directories holding policy.pt (default: every shipped run)")
+    parser.add_argument(
+        "runs", nargs="*", type=Path, help="run directories holding policy.pt (default: every shipped run)"
+    )
     parser.add_argument("--episodes", type=int, default=EPISODES, help=f"fresh episodes per run (default {EPISODES})")
     parser.add_argument("--no-write", action="store_true", help=f"print only; do not write {PROTOCOL_FILE}")
     args = parser.parse_args(argv)
@@ -81,7 +83,9 @@ def main(argv: list[str] | None = None) -> None:
     runs = args.runs or shipped_run_dirs()
     missing = [str(run) for run in runs if not (run / "policy.pt").is_file()]
     if missing:
-        parser.error(f"no policy.pt in {', '.join(missing)}: give run directories written by `python -m td3_steps train`")
+        parser.error(
+            f"no policy.pt in {', '.join(missing)}: give run directories written by `python -m td3_steps train`"
+        )
     print(f"Protocol: {args.episodes} episodes per run; {RULE}.")
     for run in runs:
         start = time.perf_counter()

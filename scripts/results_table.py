@@ -71,7 +71,9 @@ def _cell(evaluations: list[dict[int, tuple[float, float]]], step_of) -> str:
 
 def _shipped_actor(runs: list[dict]) -> str:
     """Which actor policy.pt holds (run.json's "shipped_actor", written by scripts/ship_run.py; else the final one)."""
-    chosen = {(r.get("shipped_actor", {}).get("file", "policy.pt"), r.get("shipped_actor", {}).get("step")) for r in runs}
+    chosen = {
+        (r.get("shipped_actor", {}).get("file", "policy.pt"), r.get("shipped_actor", {}).get("step")) for r in runs
+    }
     if len(chosen) > 1:
         return "mixed"
     file, step = chosen.pop()

@@ -3,7 +3,8 @@
     python scripts/sync_course.py                      # after editing course.py
     python scripts/sync_course.py --repository https://github.com/OWNER/REPO [--branch B]
 
-It writes: the first cell of every notebook (the Colab install cell, a `skip` slide); the
+It writes: the first cell of every notebook (the install cell, a `skip` slide) and its jupyterlab-rise
+settings (course.RISE_SETTINGS); the
 README's "Start here" list and table of steps (between their <!-- course:... --> and
 <!-- steps:... --> marker lines); the README's overview picture, assets/pipeline/overview.svg.
 With --repository (and --branch), it first rewrites REPOSITORY and BRANCH in td3_steps/course.py,
@@ -89,7 +90,7 @@ def sync(root: Path = ROOT, repository: str | None = None, branch: str | None = 
         overview.write_text(pipeline_svg())
         changed.append(str(overview.relative_to(root)))
 
-    cell = course.colab_cell(*new)
+    cell = course.install_cell(*new)
     for _, _, name, _ in course.STEPS:
         path = root / "notebooks" / name
         if not path.exists():
@@ -99,11 +100,12 @@ def sync(root: Path = ROOT, repository: str | None = None, branch: str | None = 
         for other in notebook.cells[1:]:
             other.source = repoint(other.source, old, new)
         first = notebook.cells[0]
-        if first.cell_type != "code" or "google.colab" not in first.source:
+        if not course.is_install_cell(first):
             first = nbformat.v4.new_code_cell(cell)
             notebook.cells.insert(0, first)
         first.source = cell
         first.metadata.setdefault("slideshow", {})["slide_type"] = "skip"
+        notebook.metadata["rise"] = course.RISE_SETTINGS
         if nbformat.writes(notebook) != before:
             nbformat.write(notebook, path)
             changed.append(f"notebooks/{name}")

@@ -42,7 +42,7 @@ from .envs import (
     stored_observation_shape,
 )
 from .features import make_features_extractor
-from .metrics import TensorBoardLog, UpdateStats
+from .metrics import TensorBoardLog, UpdateStats, check_row
 from .networks import build_actor, build_critics, make_target
 from .noise import make_noise
 from .policy import Policy
@@ -66,9 +66,13 @@ class TD3:
         seed: seeds network initialisation, acting, sampling and the env's resets.
         device: "auto" (CUDA if available), "cpu" or "cuda".
         actor_net: a custom nn.Module for the actor, mapping (B, features_dim) to an unbounded
-            (B, action_dim); the Actor adds tanh and the map to the action bounds.
+            (B, action_dim); the Actor adds tanh and the map to the action bounds. A module keeps its
+            weights (seed does not change them); a function of no arguments that builds one is called
+            under the seed.
         critic_net: a custom nn.Module for each critic, mapping (B, features_dim + action_dim) to
-            (B, 1); each of the n_critics critics gets a copy with fresh weights.
+            (B, 1). Each of the n_critics critics gets a copy re-initialised by reset_parameters (the
+            module's own initialisation is not kept), or, from a function of no arguments that builds
+            one, a module of its own, made under the seed.
         tensorboard_log: a directory for TensorBoard event files of learn()'s metrics (needs tensorboard).
     """
 
@@ -79,8 +83,8 @@ class TD3:
         *,
         seed: int = 0,
         device="auto",
-        actor_net: nn.Module | None = None,
-        critic_net: nn.Module | None = None,
+        actor_net: nn.Module | Callable[[], nn.Module] | None = None,
+        critic_net: nn.Module | Callable[[], nn.Module] | None = None,
         tensorboard_log=None,
         **config_fields,
     ):
@@ -153,8 +157,9 @@ class TD3:
 
     def _make_policy(self) -> Policy:
         return Policy(
-            self.actor, self.env, self._exploration_sigma(), noise=self.noise, generator=self.act_rng, seed=self.seed
-        )
+            self.actor, self.env, self._exploration_sigma(),
+            noise=self.noise, generator=self.act_rng, seed=self.seed, env_id=self.env_id,
+        )  # fmt: skip
 
     def _exploration_sigma(self) -> float:
         """sigma of the acting noise now: exploration_noise, or its schedule's value at the current progress."""
@@ -186,6 +191,7 @@ class TD3:
         Nothing here waits on the host: the losses are checked for NaN or inf when the statistics are
         read, at the end of each episode (a TrainingError names the step and the iteration).
         Taught, step by step, in notebooks/01_replay_memory.ipynb to 15_polyak_critic_targets.ipynb.
+        A subclass may override it to try a variant; it ends with record_update, as this one does.
         """
         c = self.config
         batch = self.memory.sample(c.batch_size, self.update_rng)  # 4: sample a batch
@@ -207,7 +213,12 @@ class TD3:
             actor_loss = actor_update(self.actor, self.critics, batch.obs, self.actor_optimizer)
             polyak_update(self.actor, self.actor_target, c.tau)  # 14: Polyak actor target
             polyak_update(self.critics, self.critic_targets, c.tau)  # 15: Polyak critic targets
-        self._stats.record(loss, q_values, actor_loss)
+        self.record_update(loss, q_values, actor_loss)  # the metrics, and the check for NaN or inf
+
+    def record_update(self, critic_loss: torch.Tensor, q_values, actor_loss: torch.Tensor | None = None) -> None:
+        """Hand one iteration's critic loss, Q-values and actor loss (None when the actor waited) to the metrics
+        and to the check for NaN or inf: the last line of train_step, and of a train_step of your own."""
+        self._stats.record(critic_loss, q_values, actor_loss)
 
     # ------------------------------------------------------------------ acting and training
     def learn(
@@ -252,7 +263,7 @@ class TD3:
         try:
             for _ in range(total_timesteps):
                 row = self._collect_step()
-                if self.num_steps > self.config.learning_starts:
+                if self.num_steps > self.config.learning_starts and self._memory_warm():
                     self._steps_since_training += 1
                     if self._training_due(episode_ended=row is not None):
                         self._train()
@@ -263,6 +274,12 @@ class TD3:
                 if not all(going_on):
                     break
             self._check_finite()
+        except KeyboardInterrupt:  # a notebook's interrupt: say where training stands and how to finish it
+            left = self._learn_end - self.num_steps
+            raise KeyboardInterrupt(
+                f"learn stopped at step {self.num_steps:,} of {self._learn_end:,}: model.learn({left}) takes the"
+                f" {left:,} steps left."
+            ) from None
         finally:
             self._logs = []
             if bar is not None:
@@ -272,12 +289,19 @@ class TD3:
         return self
 
     def log_metrics(self, row: dict) -> None:
-        """Hand a metrics row (keys of metrics.COLUMNS) to learn's log, TensorBoard and the progress bar."""
+        """Hand a metrics row (its "step" and other keys of metrics.COLUMNS) to learn's log, TensorBoard and the
+        progress bar."""
+        check_row(row)
         for log in self._logs:
             log(row)  # the first may add columns, such as the command line's time_s
 
     def _check_finite(self) -> None:
         self._stats.check(self.critic_updates, self.num_steps)
+
+    def _memory_warm(self) -> bool:
+        """Whether the memory holds learning_starts transitions (or is full): true from the warm-up's end in a run,
+        false again in an agent loaded without its memory until it has gathered them anew, acting with its actor."""
+        return self.memory.size > min(self.config.learning_starts, self.memory.capacity - 1)
 
     def _training_due(self, episode_ended: bool) -> bool:
         """train_freq: every n-th step, or at the end of every n-th episode."""
@@ -299,8 +323,16 @@ class TD3:
             for optimizer in (self.actor_optimizer, self.critic_optimizer):
                 for group in optimizer.param_groups:
                     group["lr"] = learning_rate
+        recorded = self._stats.critic_count
         for _ in range(iterations):
             self.train_step()
+        if self._stats.critic_count - recorded != iterations:
+            raise TypeError(
+                f"{type(self).__name__}.train_step ran {iterations} iteration(s) but recorded"
+                f" {self._stats.critic_count - recorded}: end a train_step of your own with"
+                " self.record_update(loss, q_values, actor_loss), as TD3.train_step does. It feeds the metrics and"
+                " the check that stops training when a loss becomes NaN or infinite."
+            )
 
     def _collect_step(self) -> dict | None:
         """Act once in the training env and store the transition (step 1).
@@ -425,17 +457,19 @@ class TD3:
         memory: bool = True,
         *,
         config: TD3Config | None = None,
-        actor_net: nn.Module | None = None,
-        critic_net: nn.Module | None = None,
+        actor_net: nn.Module | Callable[[], nn.Module] | None = None,
+        critic_net: nn.Module | Callable[[], nn.Module] | None = None,
         tensorboard_log=None,
     ) -> TD3:
         """Rebuild an agent from a checkpoint directory written by `save`, ready to continue.
 
         Loads with torch.load(weights_only=True). `env` defaults to the checkpoint's env id.
         The episode in progress is restored by replaying its actions from its seeded reset.
-        memory=False skips a saved replay memory (enough to evaluate or render). `config` is
+        memory=False skips a saved replay memory (enough to evaluate or render). Without its memory, learn()
+        gathers learning_starts transitions again, acting with the loaded actor, before it updates. `config` is
         needed when the saved one held a plain Python callable (a schedule meta.json cannot
-        store); `actor_net` and `critic_net` when the agent was built with custom modules.
+        store); `actor_net` and `critic_net` when the agent was built with custom modules (the same
+        modules or functions: the weights come from the checkpoint).
         """
         check_flag("load", "memory", memory)
         networks = {"actor_net": actor_net, "critic_net": critic_net}

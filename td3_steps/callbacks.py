@@ -24,10 +24,14 @@ def callbacks_of(callback, log, eval_freq, eval_episodes) -> list[Callable]:
     callbacks = list(callback) if isinstance(callback, Sequence) else [callback] if callback is not None else []
     not_callable = [f for f in callbacks if not callable(f)] + ([log] if log is not None and not callable(log) else [])
     if not_callable:
+        stable_baselines3 = hasattr(not_callable[0], "init_callback")  # its BaseCallback objects
         raise TypeError(
             f"callback and log take functions (callback(model), log(row)), or a list of callbacks; got"
             f" {not_callable[0]!r}."
-        )
+            + (" Stable-Baselines3's callback objects do not plug in here: write a function of the model, run after"
+               " every step, that returns False to stop (StopTrainingOnMaxEpisodes(100) is"
+               " lambda m: m.episodes < 100; EvalCallback is td3_steps.EvalCallback)." if stable_baselines3 else "")
+        )  # fmt: skip
     if not (is_count(eval_freq) and eval_freq == 0):  # 0: no evaluation; anything else EvalCallback checks
         callbacks.insert(0, EvalCallback(eval_freq, eval_episodes))
     return callbacks
@@ -40,8 +44,8 @@ class EvalCallback:
     `evaluations`; `learn(eval_freq=..., eval_episodes=...)` is this callback. The best mean return
     so far is `best_mean_return` (at step `best_step`). When the mean return beats the best, the agent
     is saved to `best_model_path` as a checkpoint directory (without the replay memory):
-    TD3.load(best_model_path) gives it back, to evaluate, ship (save_policy) or train on. It never
-    stops training.
+    TD3.load(best_model_path) gives it back, to evaluate, ship (save_policy) or train on (learn first gathers
+    learning_starts transitions anew, acting with the loaded actor). It never stops training.
     """
 
     def __init__(self, eval_freq: int, n_episodes: int = 10, best_model_path=None):

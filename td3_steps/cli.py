@@ -77,6 +77,8 @@ EXPLAINED = (ValueError, CheckpointError, TrainingError, ImportError)  # ValueEr
 
 
 def main(argv: list[str] | None = None) -> None:
+    if os.getcwd() not in sys.path:  # as `python -m td3_steps` has it: --env my_module:MyEnv-v0 finds my_module
+        sys.path.append(os.getcwd())
     args, unknown = _parser().parse_known_args(argv)
     if unknown:  # said by the command's own parser, whose --help lists what it takes
         args.command_parser.error(_unrecognized(unknown, args.command_parser))
@@ -201,7 +203,11 @@ def _parser() -> argparse.ArgumentParser:
         " --resume RUN_DIR continues it.",
     )
     train.add_argument("--preset", choices=list(PRESETS), help=f"named recipe (default: {DEFAULT_PRESET})")
-    train.add_argument("--env", type=_env_id, help="environment id, instead of the preset's")
+    train.add_argument(
+        "--env", type=_env_id,
+        help="environment id, instead of the preset's (trained with the preset's settings); one of your own as"
+        " my_module:MyEnv-v0, where my_module registers it",
+    )  # fmt: skip
     train.add_argument(
         "--steps", "--total-timesteps", type=_at_least(0), help="total environment steps (default: the preset's)"
     )

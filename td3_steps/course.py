@@ -24,16 +24,28 @@ BRANCH = "main"
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
-def colab_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """The first cell of every notebook: in Colab, install td3_steps from the course repository."""
-    return f'''# In Colab only: install td3_steps from the course repository. Elsewhere this cell does nothing.
-import sys
+def install_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """The first cell of every notebook: where td3_steps is missing (Colab, a new Jupyter environment), install it
+    from the course repository into the notebook's own Python (%pip)."""
+    return f'''# Installs td3_steps from the course repository where it is missing (in Colab, or a new Jupyter
+# environment). Where it is installed, this cell does nothing.
+import importlib.util
 
-if "google.colab" in sys.modules:
+if importlib.util.find_spec("td3_steps") is None:
     %pip install -q "td3_steps @ git+{repository}@{branch}"'''
 
 
-COLAB_CELL = colab_cell()
+INSTALL_CELL = install_cell()
+
+# What jupyterlab-rise reads from each notebook's metadata: a slide taller than the screen scrolls (the live slideshow
+# shows the code of figures that the decks hide; without this their captions and axes were cut off, out of reach).
+RISE_SETTINGS = {"scroll": True}
+
+
+def is_install_cell(cell) -> bool:
+    """Whether a notebook cell is the install cell (of this course version or an earlier one, which ran in Colab
+    only): a code cell that pip-installs td3_steps."""
+    return cell.cell_type == "code" and "%pip install" in cell.source and "td3_steps" in cell.source
 
 
 def course_page_url(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
@@ -123,17 +135,32 @@ def replace_between(text: str, start: str, end: str, body: str) -> str:
     return f"{head}{start}\n{body}\n{end}{tail}"
 
 
+PIPELINE_PNGS = Path(__file__).parent / "shipped" / "pipeline"  # written by scripts/render_pipeline.py
+
+
+def pipeline_png_name(step: int | None) -> str:
+    return f"step_{step or 0:02d}.png"
+
+
 def show_pipeline(step: int | None = None) -> None:
     """Display the pipeline of one TD3 iteration with step `step` (1-15) highlighted, or the overview.
 
-    The picture is SVG drawn by td3_steps.pipeline and stored in the cell's output, so it shows
-    in Colab, in a downloaded notebook, on GitHub and in an nbconvert HTML export alike.
+    The picture is SVG drawn by td3_steps.pipeline, stored in the cell's output with a PNG of it (made by
+    scripts/render_pipeline.py) and its title as text: the SVG shows in Colab, on GitHub, in an nbconvert
+    export and in JupyterLab; the PNG where a viewer will not draw a stored SVG (JupyterLab, in a notebook
+    it does not trust: a handed-out one, until the cell runs again).
     """
-    from IPython.display import SVG, display
+    from IPython.display import display
 
-    from td3_steps.pipeline import pipeline_svg
+    from td3_steps.pipeline import pipeline_svg, pipeline_title
 
-    display(SVG(pipeline_svg(step)))
+    png = (PIPELINE_PNGS / pipeline_png_name(step)).read_bytes()
+    bundle = {
+        "image/svg+xml": pipeline_svg(step),
+        "image/png": base64.b64encode(png).decode(),
+        "text/plain": pipeline_title(step),
+    }
+    display(bundle, raw=True)
 
 
 def show_animation(gif: str | Path | bytes, width: int | None = None) -> None:

@@ -111,7 +111,14 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
             env = gym.make(spec, **({} if render_mode is None else {"render_mode": render_mode}))
     # its warnings said the same (an outdated version, say): the error alone. ModuleNotFoundError: "module:Env-v0"
     except (gym.error.Error, ModuleNotFoundError) as error:
-        raise ValueError(f"Cannot make environment {env_id!r}: {error}") from error
+        yours = ""
+        if isinstance(error, gym.error.NameNotFound) and ":" not in env_id:
+            yours = (
+                " If it is an environment of your own, register it in a module of yours (gymnasium.register) and give"
+                f" the module with the id, 'my_module:{env_id}': gymnasium imports my_module first (from the current"
+                " directory or PYTHONPATH)."
+            )
+        raise ValueError(f"Cannot make environment {env_id!r}: {error}{yours}") from error
     for warning in said:  # an env that was made keeps its warnings, under the caller's filters
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return QuietReset(env) if bullet and not any(isinstance(w, QuietReset) for w in wrappers_of(env)) else env
@@ -195,10 +202,18 @@ def stored_observation(space: gym.Space, obs) -> np.ndarray:
 def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     """One observation or a batch of them, as stored, with a leading batch axis; and whether a batch was given.
 
-    Observations of non-Box spaces (Dict, Discrete, ...) come one at a time.
+    A batch of Dict or Tuple observations is one observation whose every part has a leading batch axis (of one
+    length), as a vectorized env returns it (Stable-Baselines3's evaluate_policy passes such batches).
     """
     if not isinstance(space, spaces.Box):
-        return stored_observation(space, obs)[None], False
+        n = _batch_length(space, obs, space)
+        if n is None:
+            return stored_observation(space, obs)[None], False
+        observations = [
+            stored_observation(space, one)
+            for one in gym.vector.utils.iterate(gym.vector.utils.batch_space(space, n), obs)
+        ]
+        return np.stack(observations) if observations else np.empty((0, *stored_observation_shape(space))), True
     expected = f"one observation of shape {space.shape} or a batch of shape (n, {', '.join(map(str, space.shape))})"
     try:
         array = np.asarray(obs, dtype=np.uint8 if is_image_space(space) else np.float32)
@@ -216,6 +231,27 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
             " or the code that produced it."
         )
     return (array if is_image_space(space) else array.reshape(len(array), -1)), batched
+
+
+def _batch_length(space: gym.Space, obs, whole: gym.Space) -> int | None:
+    """None if `obs` is one observation of `space`, n if each of its parts has a leading batch axis of length n."""
+    wrong = ValueError(f"Expected one observation of {whole} or a batch of them (each part with a leading batch axis"
+                       f" of one length), got {type(obs).__name__} {obs!r:.120}.")  # fmt: skip
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        keys = list(space.spaces) if isinstance(space, spaces.Dict) else range(len(space.spaces))
+        try:
+            lengths = {_batch_length(space[key], obs[key], whole) for key in keys}
+        except (KeyError, IndexError, TypeError):
+            raise wrong from None
+        if len(lengths) > 1:
+            raise wrong
+        return lengths.pop() if lengths else None
+    shape = np.shape(obs)
+    if shape == space.shape:
+        return None
+    if space.shape is not None and len(shape) == len(space.shape) + 1 and shape[1:] == space.shape:
+        return shape[0]
+    raise wrong
 
 
 def stored_observations(space: gym.Space, observations) -> np.ndarray:
@@ -277,7 +313,12 @@ def as_env(env: str | gym.Env) -> gym.Env:
         )
     env = make_env(env) if isinstance(env, str) else env
     if not isinstance(env, gym.Env):
-        raise TypeError(f"env must be a gymnasium env id or a gymnasium.Env, got {type(env).__name__}.")
+        vectorized = hasattr(env, "num_envs")  # Stable-Baselines3's VecEnv, or gymnasium's VectorEnv
+        raise TypeError(
+            f"env must be a gymnasium env id or a gymnasium.Env, got {type(env).__name__}."
+            + (" TD3 trains in one environment: pass it alone (Stable-Baselines3's evaluate_policy, which takes a"
+               " vectorized env, runs a td3_steps model for evaluation)." if vectorized else "")
+        )  # fmt: skip
     if not is_from_trusted_code(env):
         check_environment(env)
     return env

@@ -25,6 +25,18 @@ COLUMNS = [
 ]
 
 
+def check_row(row) -> None:
+    """A metrics row is a dict with the key "step" and others of COLUMNS (a CSV's columns are fixed): else a
+    ValueError naming the keys, before any log writes part of it."""
+    if not isinstance(row, dict) or "step" not in row or not row.keys() <= set(COLUMNS):
+        others = sorted(map(str, row.keys() - set(COLUMNS))) if isinstance(row, dict) else []
+        raise ValueError(
+            f"log_metrics takes a dict with the key 'step' and others of {', '.join(COLUMNS[1:])}"
+            f" (the columns of metrics.csv){'; not ' + ', '.join(others) if others else ''}, got {row!r:.120}."
+            " Log a measure of your own to a file or writer of your own, from the callback."
+        )
+
+
 class TrainingError(RuntimeError):
     """Training cannot go on (a loss became NaN or infinite)."""
 

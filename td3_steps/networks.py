@@ -9,7 +9,8 @@ nn.Module can replace the MLP (build_actor, build_critics).
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 import torch
@@ -234,8 +235,8 @@ class Critics(nn.Module):
 
     `forward` returns one (B, 1) tensor per critic; `q1` is the critic the actor climbs. All
     critics read the same `features` of the observation (one extractor, as in Stable-Baselines).
-    With `net`, each critic is a copy of it with freshly initialised weights.
-    Taught in notebooks/03_critics.ipynb.
+    `net` (a module, or a function of no arguments that builds one) gives each critic's layers: a module is
+    copied and each copy re-initialised, a function is called once per critic. Taught in notebooks/03_critics.ipynb.
     """
 
     def __init__(
@@ -249,7 +250,7 @@ class Critics(nn.Module):
         activation: str = "relu",
         layer_norm: bool = False,
         features: nn.Module | None = None,
-        net: nn.Module | None = None,
+        net: nn.Module | Callable[[], nn.Module] | None = None,
     ):
         super().__init__()
         check_network_arguments(
@@ -261,7 +262,7 @@ class Critics(nn.Module):
 
         def critic() -> Critic:
             return Critic(obs_dim, action_dim, net_arch, mixed_precision, activation=activation,
-                          layer_norm=layer_norm, net=None if net is None else reinitialised_copy(net))  # fmt: skip
+                          layer_norm=layer_norm, net=None if net is None else custom_module(net, "critic_net", fresh=True))  # fmt: skip
 
         first = critic()
         each = sum(p.numel() * p.element_size() for p in first.parameters())
@@ -317,13 +318,27 @@ def make_target(network: nn.Module) -> nn.Module:
     return copy.deepcopy(network).requires_grad_(False)
 
 
-def reinitialised_copy(module: nn.Module) -> nn.Module:
-    """A deep copy of `module` with fresh weights: reset_parameters() on every submodule that has one."""
-    fresh = copy.deepcopy(module)
-    for submodule in fresh.modules():
-        if callable(getattr(submodule, "reset_parameters", None)):
-            submodule.reset_parameters()
-    return fresh
+def custom_module(net, name: str, fresh: bool = False) -> nn.Module:
+    """A custom network of the agent's own: `net()` where it is a function that builds one (its initialisation, drawn
+    under the agent's seed), else a deep copy of the module, re-initialised where `fresh` (reset_parameters() on every
+    submodule that has one, so that copies differ)."""
+    if not isinstance(net, nn.Module):
+        try:
+            inspect.signature(net).bind()
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} must be a torch.nn.Module, or a function of no arguments that builds one, got {net!r:.80}."
+            ) from None
+        module = net()
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"{name}() must return a torch.nn.Module, got {type(module).__name__}.")
+        return module
+    module = copy.deepcopy(net)
+    if fresh:
+        for submodule in module.modules():
+            if callable(getattr(submodule, "reset_parameters", None)):
+                submodule.reset_parameters()
+    return module
 
 
 # ---------------------------------------------------------------- the networks TD3 builds from its config
@@ -339,14 +354,14 @@ def build_actor(
     """The actor for `observation_space`: `features` (default: the config's extractor), then `net` or an MLP.
 
     A custom `net` maps (B, features_dim) to an unbounded (B, action_dim); the Actor adds tanh and
-    the affine map to the bounds. The agent owns a copy of it.
+    the affine map to the bounds. A module is copied with its weights; a function of no arguments is called.
     """
     features = (
         features if features is not None else make_features_extractor(config.features_extractor, observation_space)
     )
     action_dim = torch.as_tensor(action_low).numel()
     if net is not None:
-        net = copy.deepcopy(net)
+        net = custom_module(net, "actor_net")
         _check_custom_net(net, "actor_net", features.features_dim, action_dim, "features")
     return Actor(
         features.features_dim, action_low, action_high, config.net_arch, config.mixed_precision,
@@ -362,26 +377,46 @@ def build_critics(
     net: nn.Module | None = None,
     features: nn.Module | None = None,
 ) -> Critics:
-    """The n_critics critics for `observation_space`: one features extractor, then `net` copies or MLPs.
+    """The n_critics critics for `observation_space`: one features extractor, then `net`'s layers or MLPs.
 
-    A custom `net` maps (B, features_dim + action_dim) to (B, 1); each critic gets a copy with
-    its own fresh initialisation, so the critics differ.
+    A custom `net` maps (B, features_dim + action_dim) to (B, 1); each critic gets a re-initialised copy of a
+    module, or a module of its own from a function of no arguments. Critics that would start alike are refused.
     """
     features = (
         features if features is not None else make_features_extractor(config.features_extractor, observation_space)
     )
-    if net is not None:
-        _check_custom_net(net, "critic_net", features.features_dim + action_dim, 1, "features + action_dim")
-    return Critics(
+    critics = Critics(
         features.features_dim, action_dim, config.net_arch, config.n_critics, config.mixed_precision,
         activation=config.activation, layer_norm=config.layer_norm, features=features, net=net,
     )  # fmt: skip
+    if net is not None:
+        nets = [critic.net for critic in critics.members]
+        _check_custom_net(nets[0], "critic_net", features.features_dim + action_dim, 1, "features + action_dim")
+        _check_critics_differ(nets, net)
+    return critics
+
+
+def _check_critics_differ(nets: list[nn.Module], net) -> None:
+    """Refuse custom critics that start alike (one module twice, or a random parameter equal in two): clipped
+    double-Q would take the minimum of one critic."""
+    if len(nets) < 2:
+        return
+    alike = [name for (name, a), b in zip(nets[0].named_parameters(), nets[1].parameters())
+             if a is b or (a.numel() > 1 and torch.equal(a, b) and not torch.all(a == a.flatten()[0]))]  # fmt: skip
+    if alike:
+        why = (
+            "reset_parameters() reaches no submodule that holds them" if isinstance(net, nn.Module)
+            else "the function returned the same weights twice"
+        )  # fmt: skip
+        raise ValueError(
+            f"critic_net gives critics that start alike in {', '.join(alike)} ({why}): the twin critics would be one,"
+            " and clipped double-Q the minimum of one critic. Pass a function that builds a critic with weights of"
+            " its own, critic_net=lambda: MyCritic(...), which TD3 calls once per critic under its seed."
+        )
 
 
 def _check_custom_net(net, name: str, in_dim: int, out_dim: int, input_name: str) -> None:
     """Run `net` once on zeros (in eval mode: no dropout, no batch-norm statistics) and check the output shape."""
-    if not isinstance(net, nn.Module):
-        raise TypeError(f"{name} must be a torch.nn.Module, got {type(net).__name__}.")
     training = net.training
     try:
         with torch.no_grad():

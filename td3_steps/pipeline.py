@@ -122,16 +122,20 @@ def _arrow(source: int, target: int, highlight: int | None) -> str:
     )
 
 
+def pipeline_title(step: int | None = None) -> str:
+    """The picture's heading: "One TD3 iteration in fifteen steps", and the step highlighted."""
+    if step is not None and (isinstance(step, bool) or step not in BOXES):
+        raise ValueError(f"step must be one of 1-15 (or None for the overview), got {step!r}")
+    heading = "One TD3 iteration in fifteen steps"
+    return heading if step is None else f"{heading}: step {step}, {' '.join(BOXES[step][0])}"
+
+
 def pipeline_svg(step: int | None = None) -> str:
     """The fifteen steps of one TD3 iteration as an SVG document, step `step` (1-15) highlighted.
 
     With no step, the overview: every box in its stage's colour.
     """
-    if step is not None and (isinstance(step, bool) or step not in BOXES):
-        raise ValueError(f"step must be one of 1-15 (or None for the overview), got {step!r}")
-    heading = "One TD3 iteration in fifteen steps"
-    if step is not None:
-        heading += f": step {step}, {' '.join(BOXES[step][0])}"
+    heading = pipeline_title(step)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="{FONT}" role="img">',

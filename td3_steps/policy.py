@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -72,6 +74,8 @@ class Policy:
             passes its own, so that its exploration and this policy's noisy predictions are one path.
         seed: the seed `evaluate` derives its episodes' seeds from by default: a TD3 agent's policy has the
             agent's, so that the policy (and the file it saves) scores what the run's evaluations scored.
+        env_id: the id that makes the env again, which `save` writes (default: env's own id; a TD3 agent passes
+            the id it was made from, which keeps a module prefix such as 'my_module:MyEnv-v0').
     """
 
     def __init__(
@@ -83,13 +87,16 @@ class Policy:
         noise: GaussianNoise | OrnsteinUhlenbeckNoise | None = None,
         generator: torch.Generator | None = None,
         seed: int = 0,
+        env_id: str | None = None,
     ):
         if not isinstance(actor, Actor):
             raise TypeError(
                 f"Policy acts with a td3_steps Actor (it holds the action bounds), got {type(actor).__name__}."
             )
         self.actor = actor
-        self.env_id = env_id_of(env)
+        if env_id is not None and not isinstance(env_id, str):
+            raise TypeError(f"env_id must be an environment id such as 'Pendulum-v1', got {env_id!r:.80}.")
+        self.env_id = env_id if env_id is not None else env_id_of(env)
         self._env = env if isinstance(env, gym.Env) else None
         spaces_env = self._env if self._env is not None else make_env(env)
         self.observation_space = spaces_env.observation_space
@@ -209,13 +216,18 @@ class Policy:
 
     @classmethod
     def load(
-        cls, path, device="cpu", actor_net: nn.Module | None = None, *, env: str | gym.Env | None = None
+        cls,
+        path,
+        device="cpu",
+        actor_net: nn.Module | Callable[[], nn.Module] | None = None,
+        *,
+        env: str | gym.Env | None = None,
     ) -> Policy:
         """A policy saved by `save` (or TD3.save_policy); read with torch.load(weights_only=True).
 
         It acts in `env`, by default the environment the file names by id (pass the environment where the id alone
         does not make it: one made with arguments or wrapped). An actor trained with a custom `actor_net` needs that
-        module again (its weights come from the file).
+        module (or the function that built it) again: its weights come from the file.
         A file whose contents do not match the sha256 it holds (damaged, or edited) is refused.
         """
         path = as_path(path, "The policy file")
@@ -247,7 +259,8 @@ class Policy:
             saved_shape = (data["obs_dim"],)
         check_custom_networks(path, {"actor_net": architecture.pop("custom_net", False)}, {"actor_net": actor_net},
                               "Policy.load")  # fmt: skip
-        env = as_env(data["env_id"] if env is None else env)
+        env_id = data["env_id"] if env is None else env_id_of(env)  # as given: an id keeps its module prefix
+        env = as_env(env_id if env is None else env)
         if stored_observation_shape(env.observation_space) != saved_shape:
             raise CheckpointError(f"{path} was saved for observations of shape {saved_shape}, "
                                   f"but {env_id_of(env)} gives {stored_observation_shape(env.observation_space)}.")  # fmt: skip
@@ -269,7 +282,7 @@ class Policy:
                     f" with, the same layers and sizes. ({error})"
                 ) from error
             raise CheckpointError(f"{path} holds actor weights that do not fit its own description: {error}") from error
-        return cls(actor.to(device), env, seed=data["seed"] if version >= 4 else 0)
+        return cls(actor.to(device), env, seed=data["seed"] if version >= 4 else 0, env_id=env_id)
 
 
 def policy_digest(data: dict) -> str:

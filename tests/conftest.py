@@ -9,6 +9,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
+import td3_steps.exercises
 from td3_steps import TD3Config
 
 PYBULLET = all(find_spec(name) is not None for name in ("pybullet", "pybullet_envs_gymnasium"))
@@ -134,6 +135,13 @@ def flip_a_byte_of():
 
 
 # ---------------------------------------------------------------- the exercise checkers
+@pytest.fixture(autouse=True)
+def replies_on_one_line(monkeypatch):
+    """A checker's reply with each problem on one line, as the tests match its words across the line breaks that
+    wrap it in a notebook (the wrapping is tested in tests/test_exercises_toolkit.py)."""
+    monkeypatch.setattr(td3_steps.exercises, "REPLY_WIDTH", 10**6)
+
+
 @pytest.fixture
 def assert_rejected(capsys):
     """`assert_rejected(check, {wrong_answer: words})`: `check` rejects each answer and names its mistake."""

@@ -2,6 +2,7 @@
 
 import copy
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -11,7 +12,17 @@ from gymnasium import spaces
 
 import td3_steps.agent
 import td3_steps.devices
-from td3_steps import TD3, ConfigError, LinearSchedule, SpaceError, TD3Config, TrainingError
+from td3_steps import (
+    TD3,
+    ConfigError,
+    LinearSchedule,
+    SpaceError,
+    TD3Config,
+    TrainingError,
+    critic_loss,
+    critic_update,
+    current_q_values,
+)
 from td3_steps.config import field_names
 from td3_steps.envs import make_env
 
@@ -265,6 +276,35 @@ def test_a_diverged_agent_is_neither_evaluated_nor_saved(small_config, toy_env, 
     assert not (tmp_path / "ckpt").exists()
 
 
+def test_a_train_step_of_ones_own_keeps_the_metrics_and_the_nan_check(small_config, toy_env):
+    """A subclass trying a variant of the update ends its train_step with record_update, as TD3's does; one that
+    leaves it out would train on with blank metrics and no NaN check, so learn says what to add."""
+
+    class NoRecord(TD3):
+        def train_step(self):
+            batch = self.memory.sample(self.config.batch_size, self.update_rng)
+            critic_update(critic_loss(current_q_values(self.critics, batch.obs, batch.action), batch.reward),
+                          self.critic_optimizer)  # fmt: skip
+
+    class Recorded(NoRecord):
+        def train_step(self):
+            batch = self.memory.sample(self.config.batch_size, self.update_rng)
+            q_values = current_q_values(self.critics, batch.obs, batch.action)
+            loss = critic_loss(q_values, batch.reward)  # a variant: Q regressed on the reward alone
+            critic_update(loss, self.critic_optimizer)
+            self.critic_updates += 1
+            self.record_update(loss, q_values)
+
+    config = small_config.replace(learning_starts=10)
+    with pytest.raises(TypeError, match=r"NoRecord.train_step ran 1 iteration\(s\) but recorded 0: .*record_update"):
+        NoRecord(toy_env(), config, seed=0, device="cpu").learn(20)
+    rows = []
+    Recorded(toy_env(), config, seed=0, device="cpu").learn(20, log=rows.append)
+    assert math.isfinite(rows[-1]["critic_loss"]) and math.isnan(rows[-1]["actor_loss"])
+    with pytest.raises(TrainingError, match=r"critic loss \(step 11\) became NaN or infinite at iteration 1 "):
+        Recorded(toy_env(reward=float("nan")), config, seed=0, device="cpu").learn(20)
+
+
 def test_bad_arguments(small_config):
     with pytest.raises(TypeError, match="TD3Config"):
         TD3("Pendulum-v1", config={"tau": 0.1})
@@ -321,6 +361,27 @@ def test_stable_baselines3_evaluate_policy_runs_a_td3_steps_model(small_config):
     assert returns[0] == pytest.approx(model.policy.episode_returns(1, seed=2)[0], rel=1e-5)
 
 
+def test_stable_baselines3_evaluate_policy_runs_a_model_of_dict_observations(small_config, toy_env):
+    """evaluate_policy hands predict a dict of batches of one: the env must get an action of its own shape (it got a
+    0-d one, with a plausible return, when predict took the dict for one observation)."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.monitor import Monitor
+
+    obs_space = spaces.Dict({"position": spaces.Box(-1.0, 1.0, (2,), np.float32), "mode": spaces.Discrete(3)})
+    received = []
+
+    class Recording(toy_env):
+        def step(self, action):
+            received.append(np.shape(action))
+            return super().step(action)
+
+    model = TD3(toy_env(observation_space=obs_space), small_config, seed=0, device="cpu")
+    mean, _ = evaluate_policy(model, Monitor(Recording(observation_space=obs_space)), n_eval_episodes=2)
+    assert set(received) == {(1,)} and len(received) == 10
+    assert np.isfinite(mean)
+
+
 def test_keyword_arguments_are_the_config_fields_stable_baselines3_names(small_config):
     pytest.importorskip("stable_baselines3")
     from stable_baselines3 import TD3 as SB3TD3
@@ -360,6 +421,20 @@ def test_progress_bar_in_learn(small_config, capsys):
     assert lines[0].startswith("  0%|") and "0/200" in lines[0]
     assert "100/200" in lines[1] and "eval=" in lines[1] and lines[-1].startswith("100%|")
     assert "return=" in lines[-1]
+
+
+def test_an_interrupted_learn_says_where_it_stopped_and_how_to_finish(small_config):
+    """A notebook's Kernel > Interrupt ended learn in a traceback through torch, and running the cell again trained
+    total_timesteps more; the interrupt now says the step and the call that takes the rest."""
+
+    def interrupt_at_30(model):
+        if model.num_steps == 30:
+            raise KeyboardInterrupt
+
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    with pytest.raises(KeyboardInterrupt, match=r"^learn stopped at step 30 of 100: model.learn\(70\) takes the 70 "):
+        model.learn(100, callback=interrupt_at_30)
+    assert model.learn(70).num_steps == 100
 
 
 def test_an_agent_larger_than_the_free_memory_is_refused_before_it_is_filled(monkeypatch, small_config):

@@ -29,6 +29,30 @@ def test_a_list_holding_something_else_is_refused_before_a_step(small_config):
     assert model.num_steps == 0 and model.memory.size == 0
 
 
+def test_a_stable_baselines3_callback_object_is_told_what_to_write(small_config):
+    sb3 = pytest.importorskip("stable_baselines3.common.callbacks")
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    with pytest.raises(TypeError, match=r"Stable-Baselines3's callback objects .* lambda m: m.episodes < 100"):
+        model.learn(3, callback=[sb3.StopTrainingOnMaxEpisodes(100)])
+    assert model.num_steps == 0
+
+
+def test_a_metrics_row_of_other_columns_is_refused_before_a_log_gets_it(small_config, tmp_path):
+    """A callback logging a measure of its own: the CSV's columns are fixed, so the row is refused whole, naming
+    the columns, before the CSV (or TensorBoard, or the bar) writes any of it."""
+    from td3_steps.metrics import MetricsCSV, read_rows
+
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    for row, words in (
+        ({"step": 5, "buffer_fill": 5}, r"'step' and others of episode, .*, time_s .*; not buffer_fill, got"),
+        ({"eval_return": 1.0}, r"the key 'step'"),
+        ([("step", 5)], r"takes a dict"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            model.learn(10, log=MetricsCSV(tmp_path / "m.csv"), callback=lambda m, row=row: m.log_metrics(row))
+        assert read_rows(tmp_path / "m.csv") == []
+
+
 def test_eval_callback_keeps_the_best_model(tmp_path, toy_env, toy_config):
     best = EvalCallback(eval_freq=10, n_episodes=2, best_model_path=tmp_path / "best")
     rows = []

@@ -212,6 +212,21 @@ def test_a_flipped_byte_in_a_weight_tensor_is_refused(tmp_path, toy_env, toy_con
     assert TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu", memory=False).num_steps == 20  # not read
 
 
+def test_an_agent_loaded_without_its_memory_gathers_learning_starts_transitions_before_it_updates(
+    tmp_path, toy_env, toy_config, params, same
+):
+    """Its first batches were one transition drawn batch_size times: the memory held what learn had just added."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(30)
+    model.save(tmp_path / "ckpt")  # without the memory, as EvalCallback's best model is saved
+    loaded = TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+    before, updates = params(loaded.critics), loaded.critic_updates
+    loaded.learn(toy_config.learning_starts)
+    assert loaded.memory.size == toy_config.learning_starts and loaded.critic_updates == updates
+    assert same(before, params(loaded.critics))
+    loaded.learn(1)
+    assert loaded.critic_updates == updates + 1
+
+
 def without(key):
     return lambda contents: {k: v for k, v in contents.items() if k != key}
 

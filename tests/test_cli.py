@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -496,6 +497,27 @@ def test_an_empty_env_is_refused_not_read_as_the_presets(tmp_path, capsys):
         main(["train", "--env", "", "--out", str(tmp_path / "r")])
     assert "argument --env: an environment id, such as Pendulum-v1, not an empty string" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_an_environment_of_ones_own_module_trains_and_its_actor_files_evaluate(tmp_path):
+    """The td3-steps command, whose Python does not look in the current directory as `python -m` does, finds the
+    module of --env my_module:MyEnv-v0 there; policy.pt named the id without its module, so evaluate could not make
+    the environment again."""
+    (tmp_path / "td3_test_pend.py").write_text(
+        "import gymnasium as gym\n"
+        "gym.register('TestPend-v0', entry_point='gymnasium.envs.classic_control:PendulumEnv', max_episode_steps=20)\n"
+    )
+    command = Path(sys.executable).parent / "td3-steps"
+    if not command.exists():
+        pytest.skip("the td3-steps command is not installed beside this Python")
+    train = [command, "train", "--env", "td3_test_pend:TestPend-v0", "--out", "run", "--steps", "60", "--eval-freq",
+             "40", "--eval-episodes", "1", "--learning-starts", "20", "--threads", "1"]  # fmt: skip
+    done = subprocess.run(train, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for target in ("run", "run/policy.pt", "run/best_policy.pt"):
+        done = subprocess.run([command, "evaluate", target, "--episodes", "1"], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0 and "TestPend-v0" in done.stdout, done.stderr
 
 
 def test_sigterm_to_the_command_saves_a_checkpoint_and_says_how_to_resume(tmp_path):

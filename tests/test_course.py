@@ -15,7 +15,7 @@ import td3_steps
 from scripts.execute_notebooks import finish_progress_text
 from scripts.sync_course import readme_with_table, sync
 from td3_steps import course
-from td3_steps.course import COLAB_CELL, STEPS, colab_url, shipped_run, show_animation
+from td3_steps.course import INSTALL_CELL, STEPS, colab_url, shipped_run, show_animation
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -45,9 +45,10 @@ def _slide(cell) -> str | None:
 @pytest.mark.parametrize("step, title, name, pieces", STEPS, ids=[s[2] for s in STEPS])
 def test_notebook_follows_the_course_pattern(step, title, name, pieces):
     notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-    colab, title_cell = notebook.cells[0], notebook.cells[1]
-    assert colab.cell_type == "code" and colab.source == COLAB_CELL, "run: python scripts/sync_course.py"
-    assert _slide(colab) == "skip", "the Colab install cell is no slide"
+    install, title_cell = notebook.cells[0], notebook.cells[1]
+    assert install.cell_type == "code" and install.source == INSTALL_CELL, "run: python scripts/sync_course.py"
+    assert _slide(install) == "skip", "the install cell is no slide"
+    assert notebook.metadata.get("rise") == course.RISE_SETTINGS, "run: python scripts/sync_course.py"
     assert title_cell.source.startswith(f"# Step {step}: ") and _slide(title_cell) == "slide"
     markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
@@ -133,7 +134,7 @@ def test_sync_points_every_badge_and_install_cell_at_a_fork(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     assert "colab.research.google.com/github/teacher/td3-fall/blob/fall/notebooks/01_replay_memory.ipynb" in readme
     first = nbformat.read(tmp_path / "notebooks" / STEPS[0][2], as_version=4).cells[0]
-    assert first.source == course.colab_cell("https://github.com/teacher/td3-fall", "fall")
+    assert first.source == course.install_cell("https://github.com/teacher/td3-fall", "fall")
     assert 'git+https://github.com/teacher/td3-fall@fall"' in first.source
 
     sync(tmp_path, course.REPOSITORY, course.BRANCH)

@@ -30,6 +30,29 @@ def test_dict_and_discrete_observations_are_flattened(small_config, toy_env):
     assert action.shape == (1,)
 
 
+def test_a_batch_of_dict_or_tuple_observations_is_a_batch(small_config, toy_env):
+    """A vectorized env returns n Dict observations as one dict of parts with a leading axis n (Stable-Baselines3's
+    evaluate_policy passes them so): predict answers with n actions, each the action of its own observation."""
+    parts = {"position": spaces.Box(-1.0, 1.0, (2,), np.float32), "mode": spaces.Discrete(3)}
+    for obs_space in (spaces.Dict(parts), spaces.Tuple(parts.values())):
+        model = TD3(toy_env(observation_space=obs_space), small_config, seed=0, device="cpu")
+        obs_space.seed(1)
+        singles = [obs_space.sample() for _ in range(3)]
+        for n in (1, 3):
+            batch = gym.vector.utils.concatenate(
+                obs_space, singles[:n], gym.vector.utils.create_empty_array(obs_space, n)
+            )
+            actions, _ = model.predict(batch)
+            assert actions.shape == (n, 1)
+            assert np.allclose(actions, np.stack([model.predict(one)[0] for one in singles[:n]]), atol=1e-6)
+        if isinstance(obs_space, spaces.Dict):
+            ragged = {"position": np.zeros((2, 2), np.float32), "mode": np.zeros(3, np.int64)}
+            with pytest.raises(
+                ValueError, match=r"Expected one observation of Dict.* or a batch of them .* one length"
+            ):
+                model.predict(ragged)
+
+
 def test_discrete_actions_are_refused_clearly(small_config, toy_env):
     with pytest.raises(SpaceError, match="bounded continuous actions"):
         TD3("CartPole-v1", small_config)
@@ -239,3 +262,9 @@ def test_make_env_names_a_bad_render_mode_and_a_module_that_is_not_there():
         make_env("Pendulum-v1", render_mode=5)
     with pytest.raises(ValueError, match="Cannot make environment 'no_such_module:Env-v0': No module named"):
         make_env("no_such_module:Env-v0")
+
+
+def test_a_vectorized_env_is_told_to_pass_one_env():
+    vectorized = gym.vector.SyncVectorEnv([lambda: make_env("Pendulum-v1")])
+    with pytest.raises(TypeError, match=r"got SyncVectorEnv. TD3 trains in one environment: pass it alone"):
+        TD3(vectorized)

@@ -18,6 +18,18 @@ def test_report_prints_each_problem_or_the_success(capsys):
     assert capsys.readouterr().out == "Correct! well done\n"
 
 
+def test_a_long_reply_is_wrapped_between_words(monkeypatch, capsys):
+    """JupyterLab broke a 330-character reply mid-word ("every other e|nvironment"): it comes in lines of at most
+    REPLY_WIDTH characters, each problem's lines indented under its dash, its own line breaks kept."""
+    monkeypatch.setattr(exercises, "REPLY_WIDTH", 40)
+    problem = "the delay counted environment steps, not critic updates: " * 2 + "\nsecond line"
+    report([problem], "")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Not yet:" and lines[1].startswith("  - the delay") and lines[-1] == "    second line"
+    assert all(len(line) <= 40 and (line.startswith("    ") or line == lines[1]) for line in lines[1:])
+    assert " ".join(" ".join(lines[1:]).split()) == "- " + " ".join(problem.split())
+
+
 def test_run_safely_returns_the_result_or_a_sentence():
     assert run_safely(lambda a, b: a + b, 2, 3) == (5, None)
 

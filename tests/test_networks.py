@@ -233,8 +233,63 @@ def test_custom_modules_of_the_wrong_shape_are_refused(small_config):
         TD3("Pendulum-v1", small_config, device="cpu", actor_net=ActorNet(out_dim=2))
     with pytest.raises(ValueError, match=r"critic_net must take \(B, 4\) inputs"):
         TD3("Pendulum-v1", small_config, device="cpu", critic_net=nn.Linear(3, 1))
-    with pytest.raises(TypeError, match="critic_net must be a torch.nn.Module"):
+    with pytest.raises(TypeError, match="critic_net must be a torch.nn.Module, or a function of no arguments"):
         TD3("Pendulum-v1", small_config, device="cpu", critic_net=lambda x: x)
+    with pytest.raises(TypeError, match=r"actor_net\(\) must return a torch.nn.Module, got list"):
+        TD3("Pendulum-v1", small_config, device="cpu", actor_net=lambda: [nn.Linear(3, 1)])
+
+
+class RawCritic(nn.Module):
+    """A critic of raw parameters: no submodule has reset_parameters, so a copy keeps the weights it was copied from."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 1))
+
+    def forward(self, x):
+        return x @ self.w
+
+
+def test_custom_networks_from_functions_are_built_under_the_seed_with_their_own_initialisation(tmp_path, small_config):
+    """A module given for the actor keeps its weights whatever the seed (a seed sweep started every seed from one
+    policy); a function is called under the seed. A critic module's copies are re-initialised, which loses its own
+    initialisation: a function keeps it."""
+
+    def zero_last_layer():
+        net = nn.Sequential(nn.Linear(3 + 1, 16), nn.ReLU(), nn.Linear(16, 1))
+        nn.init.zeros_(net[2].weight)
+        return net
+
+    def agent(seed, **nets):
+        return TD3("Pendulum-v1", small_config, seed=seed, device="cpu", **nets)
+
+    module = ActorNet()
+    assert torch.equal(agent(0, actor_net=module).actor.net.body[0].weight, module.body[0].weight)
+    assert torch.equal(agent(1, actor_net=module).actor.net.body[0].weight, module.body[0].weight)
+    first, again, other = (agent(seed, actor_net=ActorNet, critic_net=zero_last_layer) for seed in (0, 0, 1))
+    assert torch.equal(first.actor.net.body[0].weight, again.actor.net.body[0].weight)
+    assert not torch.equal(first.actor.net.body[0].weight, other.actor.net.body[0].weight)
+    hidden = [critic.net[0].weight for critic in first.critics.members]
+    assert not torch.equal(hidden[0], hidden[1])
+    assert all(torch.count_nonzero(critic.net[2].weight) == 0 for critic in first.critics.members)
+    first.save(tmp_path / "ckpt")
+    loaded = TD3.load(tmp_path / "ckpt", device="cpu", actor_net=ActorNet, critic_net=zero_last_layer)
+    assert torch.equal(loaded.critics.members[1].net[0].weight, hidden[1])
+
+
+def test_critics_that_would_start_alike_are_refused(small_config):
+    """Copies of a module whose parameters no reset_parameters reaches started equal, and stayed equal through
+    training: clipped double-Q silently took the minimum of one critic."""
+    with pytest.raises(ValueError, match=r"critic_net gives critics that start alike in w \(reset_parameters\(\)"
+                                         r" reaches no submodule.*critic_net=lambda: MyCritic"):  # fmt: skip
+        TD3("Pendulum-v1", small_config, device="cpu", critic_net=RawCritic())
+    one = RawCritic()
+    with pytest.raises(ValueError, match=r"start alike in w \(the function returned the same weights twice\)"):
+        TD3("Pendulum-v1", small_config, device="cpu", critic_net=lambda: one)
+    TD3("Pendulum-v1", small_config, device="cpu", critic_net=RawCritic)  # a function: each critic its own
+    TD3("Pendulum-v1", small_config.replace(n_critics=1), device="cpu", critic_net=RawCritic())
+    layer_norm = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Linear(8, 1))  # its ones and zeros are alike
+    TD3("Pendulum-v1", small_config, device="cpu", critic_net=layer_norm)
 
 
 def test_make_target_names_what_it_copies():

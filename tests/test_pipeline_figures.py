@@ -1,12 +1,16 @@
 """The pipeline picture every notebook shows (td3_steps.pipeline, through course.show_pipeline):
 well-formed, the same on every call, small, readable when projected, and the README's copy current."""
 
+import base64
+import hashlib
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextPath
+from PIL import Image
 
 from td3_steps import course
 from td3_steps.pipeline import (
@@ -15,6 +19,7 @@ from td3_steps.pipeline import (
     BOXES,
     FORMULA_LINE,
     FORMULA_PX,
+    HEIGHT,
     HIGHLIGHT_FILL,
     STAGES,
     TITLE_LINE,
@@ -90,15 +95,28 @@ def test_bad_step_is_refused_with_the_range():
             pipeline_svg(bad)
 
 
-def test_show_pipeline_displays_the_svg(monkeypatch):
+def test_show_pipeline_displays_the_svg_with_a_png_for_viewers_that_will_not_draw_it(monkeypatch):
+    """JupyterLab showed a handed-out notebook's stored SVG as `<IPython.core.display.SVG object>` (it draws no SVG
+    of a notebook it does not trust); a PNG it draws."""
     import IPython.display  # noqa: PLC0415
 
     shown = []
-    monkeypatch.setattr(IPython.display, "display", shown.append)
+    monkeypatch.setattr(IPython.display, "display", lambda data, raw: shown.append(data))
     course.show_pipeline(11)
-    (picture,) = shown
-    svg = picture._repr_svg_()
-    assert svg.startswith("<svg") and "step 11, Critic loss" in svg
+    (bundle,) = shown
+    assert bundle["image/svg+xml"] == pipeline_svg(11)
+    assert base64.b64decode(bundle["image/png"]) == (course.PIPELINE_PNGS / "step_11.png").read_bytes()
+    assert bundle["text/plain"] == "One TD3 iteration in fifteen steps: step 11, Critic loss"
+
+
+def test_the_pngs_are_drawn_from_the_svg_the_package_draws_now():
+    manifest = json.loads((course.PIPELINE_PNGS / "manifest.json").read_text())
+    assert sorted(manifest) == sorted(course.pipeline_png_name(step) for step in STEPS)
+    for step in STEPS:
+        digest = hashlib.sha256(pipeline_svg(step).encode()).hexdigest()
+        assert manifest[course.pipeline_png_name(step)] == digest, "run: python scripts/render_pipeline.py"
+        with Image.open(course.PIPELINE_PNGS / course.pipeline_png_name(step)) as image:
+            assert image.format == "PNG" and image.size == (WIDTH, HEIGHT)
 
 
 def test_readme_overview_is_current():

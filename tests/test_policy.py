@@ -1,6 +1,7 @@
 """td3_steps.policy: predict, explore, evaluate, and the policy file."""
 
 import re
+import sys
 import warnings
 
 import gymnasium as gym
@@ -95,6 +96,27 @@ def test_a_policy_file_evaluates_with_its_runs_seed(tmp_path, small_config):
     data["sha256"] = policy_digest(data)
     torch.save(data, tmp_path / "v3.pt")
     assert Policy.load(tmp_path / "v3.pt").evaluate(2) == policy.evaluate(2, seed=0)
+
+
+def test_an_env_of_ones_own_module_is_named_with_its_module(tmp_path, monkeypatch, small_config):
+    """gymnasium makes 'module:Id' by importing the module first; the policy file keeps that prefix, so that another
+    process (evaluate RUN/policy.pt) makes the env again. A bare id that no module registered says how."""
+    (tmp_path / "td3_test_point.py").write_text(
+        "import gymnasium as gym\n"
+        "gym.register('TestPoint-v0', entry_point='gymnasium.envs.classic_control:PendulumEnv', max_episode_steps=9)\n"
+    )
+    monkeypatch.syspath_prepend(tmp_path)
+    model = TD3("td3_test_point:TestPoint-v0", small_config, seed=0, device="cpu")
+    model.save_policy(tmp_path / "policy.pt")
+    assert torch.load(tmp_path / "policy.pt", weights_only=True)["env_id"] == "td3_test_point:TestPoint-v0"
+    del gym.registry["TestPoint-v0"]  # as in a new process, where no module has registered it yet
+    monkeypatch.delitem(sys.modules, "td3_test_point")
+    policy = Policy.load(tmp_path / "policy.pt")
+    assert policy.env_id == "td3_test_point:TestPoint-v0"
+    assert policy.evaluate(1) == model.evaluate(1)
+    del gym.registry["TestPoint-v0"]
+    with pytest.raises(ValueError, match=r"TestPoint-v0.* doesn't exist.*'my_module:TestPoint-v0'"):
+        make_env("TestPoint-v0")
 
 
 def test_policies_of_the_course_version_and_of_version_2_still_load(tmp_path, small_config):

@@ -128,3 +128,8 @@ def test_the_readmes_train_step_is_the_codes():
     assert len(lines) >= 15
     for line in lines:
         assert any(line in written for written in code), f"README's train_step line not in agent.py: {line}"
+    body = inspect.getsource(TD3.train_step).split('"""')[2]  # after the docstring: what a subclass copies
+    for line in body.splitlines():
+        line = line.split("  # fmt:")[0].strip()
+        if line and line != "c = self.config":
+            assert any(line in shown for shown in lines), f"agent.py's train_step line not in the README: {line}"

@@ -31,6 +31,7 @@ import contextlib
 import functools
 import math
 import signal
+import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,16 +39,27 @@ from typing import Any
 
 import torch
 
+REPLY_WIDTH = 100  # a reply is wrapped between words: JupyterLab breaks a long output line anywhere, mid-word
+
 
 def report(problems: list[str], success: str) -> bool:
-    """Print the verdict: each problem on its own line, or the success message. True if none."""
+    """Print the verdict: each problem as an item of its own, or the success message. True if none."""
     if problems:
         print("Not yet:")
         for problem in problems:
-            print(f"  - {problem}")
+            print(_wrapped(problem, "  - ", "    "))
         return False
-    print(f"Correct! {success}")
+    print(_wrapped(f"Correct! {success}", "", ""))
     return True
+
+
+def _wrapped(text: str, first: str, rest: str) -> str:
+    """`text` in lines of at most REPLY_WIDTH characters, broken between words; its own line breaks kept."""
+    lines = []
+    for line in text.splitlines():
+        lines += textwrap.wrap(line, REPLY_WIDTH, initial_indent=first if not lines else rest, subsequent_indent=rest,
+                               break_long_words=False, break_on_hyphens=False)  # fmt: skip
+    return "\n".join(lines)
 
 
 def checker(check: Callable[[Any], bool]) -> Callable[[Any], bool]:

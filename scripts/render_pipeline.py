@@ -39,7 +39,8 @@ def render(folder: Path = PIPELINE_PNGS) -> None:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT}, device_scale_factor=1)
         for step in (None, *range(1, 16)):
-            page.set_content(f"<html><body style='margin:0'>{pipeline_svg(step)}</body></html>")
+            svg = pipeline_svg(step)  # drawn at the size of its drawing units, not at its shown width
+            page.set_content(f"<style>body {{margin: 0}} svg {{width: {WIDTH}px; height: {HEIGHT}px}}</style>{svg}")
             shot = page.screenshot(clip={"x": 0, "y": 0, "width": WIDTH, "height": HEIGHT})
             image = Image.open(io.BytesIO(shot)).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
             image.save(folder / pipeline_png_name(step), "PNG", optimize=True)

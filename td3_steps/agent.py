@@ -277,8 +277,8 @@ class TD3:
         except KeyboardInterrupt:  # a notebook's interrupt: say where training stands and how to finish it
             left = self._learn_end - self.num_steps
             raise KeyboardInterrupt(
-                f"learn stopped at step {self.num_steps:,} of {self._learn_end:,}: model.learn({left}) takes the"
-                f" {left:,} steps left."
+                f"learn stopped at step {self.num_steps:,} of {self._learn_end:,}: call learn again with {left} as"
+                f" total_timesteps, and this call's other arguments (log, callback, ...), for the {left:,} steps left."
             ) from None
         finally:
             self._logs = []

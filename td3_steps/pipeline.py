@@ -3,8 +3,10 @@
 `pipeline_svg(step)` returns the picture with step `step` highlighted (every notebook's
 "Where we are" shows it through `td3_steps.course.show_pipeline`), `pipeline_svg()` the
 overview. The SVG is written by hand, not by a plotting library, so it is the same byte for
-byte on every machine (nbval compares it), small (about 13 KB) and its text stays text: at
-the picture's own width of 1000 px the box titles are 20 px (15 pt) and the formulas 18 px.
+byte on every machine (nbval compares it), small (about 13 KB) and its text stays text. It is
+drawn on 1000 units (box titles 20 units, formulas 18) and shown 840 px wide (SHOWN_WIDTH):
+JupyterLab draws a stored SVG at its own width, and a notebook on a 1280 px laptop with the
+file browser open has about 850 px for it. The decks draw it 440 px high, as every figure.
 
 Layout: the steps snake through three rows of five boxes (1 to 5 left to right, 6 to 10
 right to left, 11 to 15 left to right); each box is filled with the colour of its stage.
@@ -46,6 +48,7 @@ TEXT, MUTED, ARROW = "#212529", "#495057", "#868e96"
 FONT = "'DejaVu Sans', Verdana, Arial, sans-serif"
 
 WIDTH = 1000
+SHOWN_WIDTH = 840  # px: the width="..." viewers draw it at (the drawing's units are scaled by SHOWN_WIDTH / WIDTH)
 MARGIN, BOX_W, BOX_H, GAP_X, GAP_Y = 18, 180, 112, 16, 46
 TOP = 66  # the first row's top, below the heading
 TITLE_PX, FORMULA_PX, SMALL_PX = 20, 18, 16
@@ -137,7 +140,7 @@ def pipeline_svg(step: int | None = None) -> str:
     """
     heading = pipeline_title(step)
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{SHOWN_WIDTH}" height="{round(HEIGHT * SHOWN_WIDTH / WIDTH)}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="{FONT}" role="img">',
         f"<title>{escape(heading)}</title>",
         "<defs>",

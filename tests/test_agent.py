@@ -432,7 +432,9 @@ def test_an_interrupted_learn_says_where_it_stopped_and_how_to_finish(small_conf
             raise KeyboardInterrupt
 
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
-    with pytest.raises(KeyboardInterrupt, match=r"^learn stopped at step 30 of 100: model.learn\(70\) takes the 70 "):
+    with pytest.raises(
+        KeyboardInterrupt, match=r"^learn stopped at step 30 of 100: call learn again with 70 as total_timesteps"
+    ):
         model.learn(100, callback=interrupt_at_30)
     assert model.learn(70).num_steps == 100
 

@@ -21,6 +21,7 @@ from td3_steps.pipeline import (
     FORMULA_PX,
     HEIGHT,
     HIGHLIGHT_FILL,
+    SHOWN_WIDTH,
     STAGES,
     TITLE_LINE,
     TITLE_PX,
@@ -46,7 +47,8 @@ def test_picture_is_small_reproducible_svg(step):
     assert svg == pipeline_svg(step), "the same bytes on every call (nbval compares the output)"
     assert len(svg.encode()) < 80_000
     root = ET.fromstring(svg)
-    assert root.tag == f"{SVG}svg" and root.get("width") == str(WIDTH)
+    assert root.tag == f"{SVG}svg" and root.get("width") == str(SHOWN_WIDTH) and SHOWN_WIDTH <= 850
+    assert root.get("viewBox") == f"0 0 {WIDTH} {HEIGHT}"
     fills = [r.get("fill") for r in root.iter(f"{SVG}rect")]
     assert fills.count(HIGHLIGHT_FILL) == (0 if step is None else 1), "only the step's box is highlighted"
     heading = root.find(f"{SVG}title").text
@@ -55,7 +57,8 @@ def test_picture_is_small_reproducible_svg(step):
 
 
 def test_text_is_readable_when_projected():
-    """At the picture's own width (1000 px) box titles are >= 15 pt (20 px), formulas >= 13.5 pt."""
+    """Drawn 1000 px wide (as the PNG is, and near the decks' 440 px high), box titles are >= 15 pt (20 px), formulas
+    >= 13.5 pt."""
     root = ET.fromstring(pipeline_svg(8))
     sizes = {}
     for text in root.iter(f"{SVG}text"):

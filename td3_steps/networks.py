@@ -348,7 +348,7 @@ def build_actor(
     action_high,
     config: TD3Config,
     *,
-    net: nn.Module | None = None,
+    net: nn.Module | Callable[[], nn.Module] | None = None,
     features: nn.Module | None = None,
 ) -> Actor:
     """The actor for `observation_space`: `features` (default: the config's extractor), then `net` or an MLP.
@@ -374,7 +374,7 @@ def build_critics(
     action_dim: int,
     config: TD3Config,
     *,
-    net: nn.Module | None = None,
+    net: nn.Module | Callable[[], nn.Module] | None = None,
     features: nn.Module | None = None,
 ) -> Critics:
     """The n_critics critics for `observation_space`: one features extractor, then `net`'s layers or MLPs.

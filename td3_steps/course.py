@@ -25,14 +25,15 @@ COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
 def install_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """The first cell of every notebook: where td3_steps is missing (Colab, a new Jupyter environment), install it
-    from the course repository into the notebook's own Python (%pip)."""
-    return f'''# Installs td3_steps from the course repository where it is missing (in Colab, or a new Jupyter
-# environment). Where it is installed, this cell does nothing.
+    """The first cell of every notebook: where td3_steps or ipywidgets is missing (Colab, a new Jupyter environment),
+    install them into the notebook's own Python (%pip), td3_steps from the course repository. Notebooks 06 and 14
+    import ipywidgets for their sliders; Colab has it, a bare JupyterLab has not."""
+    return f'''# Installs td3_steps from the course repository, and ipywidgets (progress bars, sliders), where they
+# are missing: in Colab, or a new Jupyter environment. Where both are installed, this cell does nothing.
 import importlib.util
 
-if importlib.util.find_spec("td3_steps") is None:
-    %pip install -q "td3_steps @ git+{repository}@{branch}"'''
+if not all(importlib.util.find_spec(name) for name in ("td3_steps", "ipywidgets")):
+    %pip install -q "td3_steps @ git+{repository}@{branch}" ipywidgets'''
 
 
 INSTALL_CELL = install_cell()

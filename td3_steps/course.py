@@ -25,15 +25,22 @@ COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
 def install_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
-    """The first cell of every notebook: where td3_steps or ipywidgets is missing (Colab, a new Jupyter environment),
-    install them into the notebook's own Python (%pip), td3_steps from the course repository. Notebooks 06 and 14
-    import ipywidgets for their sliders; Colab has it, a bare JupyterLab has not."""
-    return f'''# Installs td3_steps from the course repository, and ipywidgets (progress bars, sliders), where they
-# are missing: in Colab, or a new Jupyter environment. Where both are installed, this cell does nothing.
+    """The first cell of every notebook: install into the notebook's own Python (%pip) what the course needs and the
+    environment lacks (Colab, a new Jupyter): td3_steps from the course repository, and ipywidgets, which notebooks
+    06 and 14 import for their sliders (Colab has it, a bare JupyterLab has not). Only what is missing: an installed
+    td3_steps (an editable one from a clone, say) is never replaced."""
+    return f"""# Installs what the course needs where it is missing (in Colab, or a new Jupyter environment):
+# td3_steps from the course repository, and ipywidgets (progress bars, sliders). Else it does nothing.
 import importlib.util
 
-if not all(importlib.util.find_spec(name) for name in ("td3_steps", "ipywidgets")):
-    %pip install -q "td3_steps @ git+{repository}@{branch}" ipywidgets'''
+needed = {{
+    "td3_steps": "td3_steps @ git+{repository}@{branch}",
+    "ipywidgets": "ipywidgets",
+}}
+missing = [f'"{{spec}}"' for name, spec in needed.items() if importlib.util.find_spec(name) is None]
+if missing:
+    packages = " ".join(missing)
+    %pip install -q {{packages}}"""
 
 
 INSTALL_CELL = install_cell()

@@ -4,6 +4,7 @@ everything; what notebook 15 shows ships inside the package."""
 
 import base64
 import functools
+import importlib.util
 import re
 import shutil
 from pathlib import Path
@@ -36,6 +37,27 @@ def test_readme_generated_parts_are_current():
 def test_every_step_has_a_notebook_named_in_order():
     names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert names == [name for _, _, name, _ in STEPS]
+
+
+def test_the_install_cell_installs_only_what_is_missing(monkeypatch):
+    """Outside Colab it did nothing, and Run All stopped at the import of td3_steps (or of ipywidgets, in notebook
+    06). It installs what is missing, and only that: an installed td3_steps (an editable clone's) is kept."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    asked = []
+    shell.register_magic_function(asked.append, "line", "pip")
+    real = importlib.util.find_spec
+    for absent, packages in (
+        ((), None),
+        (("ipywidgets",), '"ipywidgets"'),
+        (("td3_steps", "ipywidgets"), f'"td3_steps @ git+{course.REPOSITORY}@{course.BRANCH}" "ipywidgets"'),
+    ):
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest, absent=absent: None if name in absent
+                            else real(name, *rest))  # fmt: skip
+        asked.clear()
+        assert shell.run_cell(INSTALL_CELL).success
+        assert asked == ([] if packages is None else [f"install -q {packages}"])
 
 
 def _slide(cell) -> str | None:

@@ -235,23 +235,26 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
 
 def _batch_length(space: gym.Space, obs, whole: gym.Space) -> int | None:
     """None if `obs` is one observation of `space`, n if each of its parts has a leading batch axis of length n."""
-    wrong = ValueError(f"Expected one observation of {whole} or a batch of them (each part with a leading batch axis"
-                       f" of one length), got {type(obs).__name__} {obs!r:.120}.")  # fmt: skip
+
+    def wrong() -> ValueError:  # made only when raised: predict calls this at every step of an evaluation
+        return ValueError(f"Expected one observation of {whole} or a batch of them (each part with a leading batch"
+                          f" axis of one length), got {type(obs).__name__} {obs!r:.120}.")  # fmt: skip
+
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
         keys = list(space.spaces) if isinstance(space, spaces.Dict) else range(len(space.spaces))
         try:
             lengths = {_batch_length(space[key], obs[key], whole) for key in keys}
         except (KeyError, IndexError, TypeError):
-            raise wrong from None
+            raise wrong() from None
         if len(lengths) > 1:
-            raise wrong
+            raise wrong()
         return lengths.pop() if lengths else None
     shape = np.shape(obs)
     if shape == space.shape:
         return None
     if space.shape is not None and len(shape) == len(space.shape) + 1 and shape[1:] == space.shape:
         return shape[0]
-    raise wrong
+    raise wrong()
 
 
 def stored_observations(space: gym.Space, observations) -> np.ndarray:

@@ -8,47 +8,33 @@
 
 `train_step` is one TD3 iteration and reads as steps 4 to 15 of the course, in order; `learn` is the
 loop that collects experience and calls it. What is not the algorithm lives in modules of its own:
-devices (the device, fused Adam), seeding (every random stream), checkpoint (what a checkpoint holds),
-pretraining (behaviour cloning), callbacks (evaluation), metrics (the update statistics), progress.
+devices (the device, fused Adam, memory), seeding (every random stream), envs (the checks of an env),
+checkpoint (what a checkpoint holds), pretraining (behaviour cloning), callbacks (evaluation, learn's
+arguments), metrics (the update statistics), progress.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
-from . import checkpoint, pretraining
+from . import checkpoint, envs, pretraining
 from .actor_update import actor_update, policy_update_due
-from .callbacks import callbacks_of
+from .callbacks import callbacks_of, check_learn_arguments, learn_interrupted
 from .config import TD3Config, config_of, unknown_names
-from .counts import check_flag, is_count
 from .critic_update import critic_loss, critic_update, current_q_values
-from .devices import adam, check_memory, resolve_device, warn_if_bfloat16_is_emulated
-from .env_copies import warn_if_id_leaves_out
-from .envs import (
-    as_env,
-    check_action_space,
-    check_observation,
-    check_reward,
-    check_same_spaces,
-    env_id_of,
-    is_image_space,
-    stored_observation,
-    stored_observation_shape,
-)
+from .devices import adam, check_agent_fits, resolve_device, warn_if_bfloat16_is_emulated
 from .features import make_features_extractor
 from .metrics import TensorBoardLog, UpdateStats, check_row
-from .networks import build_actor, build_critics, make_target
+from .networks import CustomNet, build_actor, build_critics, make_target
 from .noise import make_noise
 from .policy import Policy
 from .polyak import polyak_update
 from .replay_memory import ReplayMemory
-from .schedules import value_at
+from .schedules import apply_learning_rate, value_at
 from .seeding import ACTING, TRAIN_EPISODES, UPDATES, check_seed, derived_seed
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
@@ -65,14 +51,12 @@ class TD3:
             keyword arguments, as Stable-Baselines3 takes them: TD3(env, learning_rate=1e-3, tau=0.005).
         seed: seeds network initialisation, acting, sampling and the env's resets.
         device: "auto" (CUDA if available), "cpu" or "cuda".
-        actor_net: a custom nn.Module for the actor, mapping (B, features_dim) to an unbounded
-            (B, action_dim); the Actor adds tanh and the map to the action bounds. A module keeps its
-            weights (seed does not change them); a function of no arguments that builds one is called
-            under the seed.
-        critic_net: a custom nn.Module for each critic, mapping (B, features_dim + action_dim) to
-            (B, 1). Each of the n_critics critics gets a copy re-initialised by reset_parameters (the
-            module's own initialisation is not kept), or, from a function of no arguments that builds
-            one, a module of its own, made under the seed.
+        actor_net: a custom nn.Module for the actor, (B, features_dim) to an unbounded (B, action_dim) that the
+            Actor maps into the bounds with tanh; it keeps its weights. Or a function of no arguments that builds
+            one, called under the seed.
+        critic_net: a custom nn.Module for each critic, (B, features_dim + action_dim) to (B, 1), copied and
+            re-initialised (reset_parameters) for each; or a function of no arguments that builds one, called
+            under the seed for each critic.
         tensorboard_log: a directory for TensorBoard event files of learn()'s metrics (needs tensorboard).
     """
 
@@ -83,13 +67,13 @@ class TD3:
         *,
         seed: int = 0,
         device="auto",
-        actor_net: nn.Module | Callable[[], nn.Module] | None = None,
-        critic_net: nn.Module | Callable[[], nn.Module] | None = None,
+        actor_net: CustomNet = None,
+        critic_net: CustomNet = None,
         tensorboard_log=None,
         **config_fields,
     ):
-        self.env = as_env(env)
-        self.env_id = env_id_of(env)
+        self.env = envs.as_env(env)
+        self.env_id = envs.env_id_of(env)
         self.config = config = config_of(config, config_fields)
         self.seed = check_seed(seed)
         self.device = resolve_device(device)
@@ -98,7 +82,7 @@ class TD3:
         if config.mixed_precision:
             warn_if_bfloat16_is_emulated(self.device)
         self.observation_space = self.env.observation_space
-        self.action_space = check_action_space(self.env.action_space)
+        self.action_space = envs.check_action_space(self.env.action_space)
         action_dim = int(np.prod(self.action_space.shape))
         self.custom_networks = {"actor_net": actor_net is not None, "critic_net": critic_net is not None}
 
@@ -115,16 +99,10 @@ class TD3:
             # Step 3: the twin critics.
             self.critics = build_critics(self.observation_space, action_dim, config, net=critic_net, features=shared)
         # Step 1's shapes (images keep their shape and uint8 dtype), so that what the agent needs is known now.
-        obs_dtype = torch.uint8 if is_image_space(self.observation_space) else torch.float32
-        obs_shape = stored_observation_shape(self.observation_space)
-        parameters = sum(p.numel() for network in (self.actor, self.critics) for p in network.parameters())
-        copies = 4 if self.device.type == "cpu" else 5  # (the moved online one,) target, gradient, Adam's 2 moments
-        check_memory(
-            f"This agent ({parameters:,} network parameters, a replay memory of {config.buffer_size:,} transitions)",
-            copies * 4 * parameters + ReplayMemory.bytes_needed(config.buffer_size, obs_shape, action_dim, obs_dtype),
-            self.device,
-            "lower TD3Config.net_arch or buffer_size",
-        )
+        obs_dtype = torch.uint8 if envs.is_image_space(self.observation_space) else torch.float32
+        obs_shape = envs.stored_observation_shape(self.observation_space)
+        memory_bytes = ReplayMemory.bytes_needed(config.buffer_size, obs_shape, action_dim, obs_dtype)
+        check_agent_fits((self.actor, self.critics), config.buffer_size, memory_bytes, self.device)
         self.actor.to(self.device)
         self.critics.to(self.device)
         # Steps 2 and 3: the targets, frozen copies of the networks on the device.
@@ -241,15 +219,7 @@ class TD3:
         runs after every step; one returning False stops training. `progress_bar=True` shows a
         tqdm bar (td3_steps.progress). Stable-Baselines3's reset_num_timesteps=False is what learn does.
         """
-        if others.get("reset_num_timesteps") is False:
-            del others["reset_num_timesteps"]
-        if others:
-            named = [name for name, p in inspect.signature(self.learn).parameters.items() if p.kind is p.KEYWORD_ONLY]
-            raise TypeError(f"learn() takes no argument {unknown_names(others, named)}.")
-        if not is_count(total_timesteps):
-            raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
-        total_timesteps = int(total_timesteps)
-        check_flag("learn", "progress_bar", progress_bar)
+        total_timesteps = check_learn_arguments(self.learn, total_timesteps, progress_bar, others)
         callbacks = callbacks_of(callback, log, eval_freq, eval_episodes)
         self._learn_end = self.num_steps + total_timesteps
         self._logs = [f for f in (log, self._tensorboard) if f is not None]
@@ -274,12 +244,8 @@ class TD3:
                 if not all(going_on):
                     break
             self._check_finite()
-        except KeyboardInterrupt:  # a notebook's interrupt: say where training stands and how to finish it
-            left = self._learn_end - self.num_steps
-            raise KeyboardInterrupt(
-                f"learn stopped at step {self.num_steps:,} of {self._learn_end:,}: call learn again with {left} as"
-                f" total_timesteps, and this call's other arguments (log, callback, ...), for the {left:,} steps left."
-            ) from None
+        except KeyboardInterrupt:  # a notebook's interrupt
+            raise learn_interrupted(self.num_steps, self._learn_end) from None
         finally:
             self._logs = []
             if bar is not None:
@@ -318,21 +284,11 @@ class TD3:
         c = self.config
         iterations = c.gradient_steps if c.gradient_steps > 0 else self._steps_since_training
         self._steps_since_training = 0
-        if callable(c.learning_rate):
-            learning_rate = c.learning_rate(self.progress_remaining)
-            for optimizer in (self.actor_optimizer, self.critic_optimizer):
-                for group in optimizer.param_groups:
-                    group["lr"] = learning_rate
-        recorded = self._stats.critic_count
+        apply_learning_rate(c.learning_rate, self.progress_remaining, (self.actor_optimizer, self.critic_optimizer))
+        before = self._stats.critic_count
         for _ in range(iterations):
             self.train_step()
-        if self._stats.critic_count - recorded != iterations:
-            raise TypeError(
-                f"{type(self).__name__}.train_step ran {iterations} iteration(s) but recorded"
-                f" {self._stats.critic_count - recorded}: end a train_step of your own with"
-                " self.record_update(loss, q_values, actor_loss), as TD3.train_step does. It feeds the metrics and"
-                " the check that stops training when a loss becomes NaN or infinite."
-            )
+        self._stats.check_recorded(before, iterations, type(self).__name__)
 
     def _collect_step(self) -> dict | None:
         """Act once in the training env and store the transition (step 1).
@@ -343,13 +299,13 @@ class TD3:
             self._start_episode()
         action = self._training_action(self._obs)
         returned_obs, reward, terminated, truncated, _ = self.env.step(action.reshape(self.action_space.shape))
-        next_obs = stored_observation(self.observation_space, returned_obs)
+        next_obs = envs.stored_observation(self.observation_space, returned_obs)
         if next_obs.shape != self._obs.shape:  # one comparison a step: a (1,) array would broadcast into the memory
-            check_observation(self.env, returned_obs, AT_STEP.format(self.num_steps + 1))
+            envs.check_observation(self.env, returned_obs, AT_STEP.format(self.num_steps + 1))
         try:
             self.memory.add(self._obs, action, reward, next_obs, terminated, truncated)  # 1: store the transition
         except (TypeError, ValueError):  # float(reward) failed: say why, as the check at construction does
-            check_reward(self.env, reward, AT_STEP.format(self.num_steps + 1))
+            envs.check_reward(self.env, reward, AT_STEP.format(self.num_steps + 1))
             raise
         self.num_steps += 1
         self._episode_return += float(reward)
@@ -364,7 +320,7 @@ class TD3:
 
     def _start_episode(self) -> None:
         obs, _ = self.env.reset(seed=derived_seed(self.seed, TRAIN_EPISODES, self.episodes))
-        self._obs = stored_observation(self.observation_space, obs)
+        self._obs = envs.stored_observation(self.observation_space, obs)
         self._episode_actions = []
         self._episode_return = 0.0
         self.noise.reset()
@@ -415,10 +371,8 @@ class TD3:
 
     # ------------------------------------------------------------------ parameters and environment
     def get_parameters(self) -> dict[str, dict]:
-        """The state_dicts of the actor, the critics, their targets and both optimizers, by name.
-
-        The tensors are the live ones (as state_dict gives them): copy.deepcopy the result to keep a snapshot.
-        """
+        """The state_dicts of the actor, the critics, their targets and both optimizers, by name: the live tensors,
+        as state_dict gives them (copy.deepcopy the result to keep a snapshot)."""
         return checkpoint.get_parameters(self)
 
     def set_parameters(self, parameters: dict[str, dict], exact_match: bool = True) -> None:
@@ -432,9 +386,9 @@ class TD3:
 
     def set_env(self, env: str | gym.Env) -> None:
         """Train (and evaluate) in `env` from now on. Its spaces must equal the model's; a new episode starts."""
-        env = as_env(env)
-        check_same_spaces(env, self.observation_space, self.action_space)
-        self.env, self.env_id = env, env_id_of(env)
+        env = envs.as_env(env)
+        envs.check_same_spaces(env, self.observation_space, self.action_space)
+        self.env, self.env_id = env, envs.env_id_of(env)
         self.policy = self._make_policy()
         self._obs = None
 
@@ -442,11 +396,8 @@ class TD3:
     def save(self, path, include_memory: bool = False) -> None:
         """Write a checkpoint directory atomically: config, networks, targets, optimizers, counters,
         RNG states, the acting noise, the episode in progress, and (if asked) the replay memory."""
-        check_flag("save", "include_memory", include_memory)
         self._check_finite()
-        meta, state = checkpoint.agent_state(self)
-        checkpoint.write_checkpoint(path, meta, state, self.memory.state_dict() if include_memory else None)
-        warn_if_id_leaves_out(self.env, "A checkpoint", "TD3.load")
+        checkpoint.save_agent(self, path, include_memory)
 
     @classmethod
     def load(
@@ -457,8 +408,8 @@ class TD3:
         memory: bool = True,
         *,
         config: TD3Config | None = None,
-        actor_net: nn.Module | Callable[[], nn.Module] | None = None,
-        critic_net: nn.Module | Callable[[], nn.Module] | None = None,
+        actor_net: CustomNet = None,
+        critic_net: CustomNet = None,
         tensorboard_log=None,
     ) -> TD3:
         """Rebuild an agent from a checkpoint directory written by `save`, ready to continue.
@@ -471,7 +422,6 @@ class TD3:
         store); `actor_net` and `critic_net` when the agent was built with custom modules (the same
         modules or functions: the weights come from the checkpoint).
         """
-        check_flag("load", "memory", memory)
         networks = {"actor_net": actor_net, "critic_net": critic_net}
         return checkpoint.load_agent(cls, path, env, device, memory, config, networks, tensorboard_log)
 

@@ -6,16 +6,42 @@ and stops training by returning False; `learn(callback=[a, b])` runs each of a l
     model.learn(50_000, callback=lambda m: m.episodes < 100)   # stop after 100 episodes
 
 A callback logs a metrics row with model.log_metrics(row): learn's log, TensorBoard and the progress bar get it.
+learn's other arguments are checked here too, before it takes a step, and what it says when it is interrupted.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable, Sequence
 
 from .checkpoint import check_checkpoint_path
-from .counts import is_count
+from .config import unknown_names
+from .counts import check_flag, is_count
+
+
+def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others: dict) -> int:
+    """learn's total_timesteps as an int, once it, progress_bar and learn's `others` (keywords it does not name)
+    are checked: of those only Stable-Baselines3's reset_num_timesteps=False, which is what learn does, passes."""
+    if others.get("reset_num_timesteps") is False:
+        others = {name: value for name, value in others.items() if name != "reset_num_timesteps"}
+    if others:
+        named = [name for name, p in inspect.signature(learn).parameters.items() if p.kind is p.KEYWORD_ONLY]
+        raise TypeError(f"learn() takes no argument {unknown_names(others, named)}.")
+    if not is_count(total_timesteps):
+        raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
+    check_flag("learn", "progress_bar", progress_bar)
+    return int(total_timesteps)
+
+
+def learn_interrupted(step: int, end: int) -> KeyboardInterrupt:
+    """The KeyboardInterrupt that learn raises for a notebook's interrupt: where training stands, and how to finish."""
+    left = end - step
+    return KeyboardInterrupt(
+        f"learn stopped at step {step:,} of {end:,}: call learn again with {left} as total_timesteps, and this call's"
+        f" other arguments (log, callback, ...), for the {left:,} steps left."
+    )
 
 
 def callbacks_of(callback, log, eval_freq, eval_episodes) -> list[Callable]:

@@ -10,7 +10,7 @@ weights through another network; both are refused before torch.load reads anythi
 with torch.load(weights_only=True). Version-1 checkpoints, written before checksums, load unverified.
 
 What a TD3 agent's checkpoint holds is listed once: `agent_state` builds it and `restore_agent`
-puts it back (TD3.save and TD3.load call them); META_KEYS and STATE_KEYS say what loading needs of it.
+puts it back (TD3.save and TD3.load call them, through save_agent and load_agent); META_KEYS and STATE_KEYS say what loading needs of it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import torch
 
 from .config import ConfigError, TD3Config
 from .counts import check_flag
+from .env_copies import warn_if_id_leaves_out
 from .envs import bounds_mismatch, stored_observation
 from .files import as_path, check_parents, check_writable, make_parents, write_atomically, write_synced
 from .seeding import ACTING, UPDATES, derived_seed
@@ -298,6 +299,14 @@ def _is_zip(file: Path) -> bool:
 
 
 # ---------------------------------------------------------------- what a TD3 agent's checkpoint holds
+def save_agent(model, path, include_memory: bool) -> None:
+    """Write a TD3 agent's checkpoint directory (TD3.save): agent_state, and the replay memory where asked."""
+    check_flag("save", "include_memory", include_memory)
+    meta, state = agent_state(model)
+    write_checkpoint(path, meta, state, model.memory.state_dict() if include_memory else None)
+    warn_if_id_leaves_out(model.env, "A checkpoint", "TD3.load")
+
+
 def agent_state(model) -> tuple[dict, dict]:
     """(meta, state) of a TD3 agent: meta.json's counters and config, state.pt's tensors.
 
@@ -331,6 +340,7 @@ def agent_state(model) -> tuple[dict, dict]:
 
 def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, networks: dict, tensorboard_log):
     """The agent of class `cls` that the checkpoint at `path` describes, ready to continue (see TD3.load)."""
+    check_flag("load", "memory", memory)
     meta, state, memory_state = read_checkpoint(path, map_location="cpu", memory=memory)
     env = meta["env_id"] if env is None else env
     if env is None:

@@ -75,6 +75,20 @@ def check_memory(what: str, nbytes: int, device: torch.device, fix: str) -> None
         raise explained(ValueError(message))
 
 
+def check_agent_fits(networks, buffer_size: int, memory_bytes: int, device: torch.device) -> None:
+    """check_memory for a whole agent, before its networks move to `device`: each parameter in 5 copies on a GPU
+    (the online one moved there, its target, its gradient, Adam's 2 moments; 4 on the CPU, where the online
+    one already is), and the replay memory's `memory_bytes`."""
+    parameters = sum(p.numel() for network in networks for p in network.parameters())
+    copies = 4 if device.type == "cpu" else 5
+    check_memory(
+        f"This agent ({parameters:,} network parameters, a replay memory of {buffer_size:,} transitions)",
+        copies * 4 * parameters + memory_bytes,
+        device,
+        "lower TD3Config.net_arch or buffer_size",
+    )
+
+
 def in_bytes(nbytes: int) -> str:
     """A size as people read it: 3.2 GiB, 480.0 MiB."""
     if nbytes >= 2**1000:  # beyond a float (10**400, say): its order of magnitude says enough

@@ -66,6 +66,17 @@ class UpdateStats:
         self.critic_count += 1
         self.actor_count += actor_loss is not None
 
+    def check_recorded(self, before: int, iterations: int, agent: str) -> None:
+        """A TypeError unless each of `iterations` train_steps since critic_count was `before` recorded itself:
+        a train_step of one's own without record_update would train with blank metrics and no NaN check."""
+        recorded = self.critic_count - before
+        if recorded != iterations:
+            raise TypeError(
+                f"{agent}.train_step ran {iterations} iteration(s) but recorded {recorded}: end a train_step of your"
+                " own with self.record_update(loss, q_values, actor_loss), as TD3.train_step does. It feeds the"
+                " metrics and the check that stops training when a loss becomes NaN or infinite."
+            )
+
     def flush(self, iterations: int, step: int) -> dict:
         """Means since the last flush (NaN where no update happened), then reset.
 

@@ -24,6 +24,7 @@ from .failures import device_problem, explain_failures, first_problem, module_pr
 from .features import FlattenExtractor, make_features_extractor
 
 SMALLER_LAYERS = "use smaller layers (TD3Config.net_arch)"
+CustomNet = nn.Module | Callable[[], nn.Module] | None  # actor_net, critic_net: a module or a function making one
 
 
 def _parameter_count(sizes: Sequence[int]) -> int:
@@ -250,7 +251,7 @@ class Critics(nn.Module):
         activation: str = "relu",
         layer_norm: bool = False,
         features: nn.Module | None = None,
-        net: nn.Module | Callable[[], nn.Module] | None = None,
+        net: CustomNet = None,
     ):
         super().__init__()
         check_network_arguments(
@@ -348,7 +349,7 @@ def build_actor(
     action_high,
     config: TD3Config,
     *,
-    net: nn.Module | Callable[[], nn.Module] | None = None,
+    net: CustomNet = None,
     features: nn.Module | None = None,
 ) -> Actor:
     """The actor for `observation_space`: `features` (default: the config's extractor), then `net` or an MLP.
@@ -374,7 +375,7 @@ def build_critics(
     action_dim: int,
     config: TD3Config,
     *,
-    net: nn.Module | Callable[[], nn.Module] | None = None,
+    net: CustomNet = None,
     features: nn.Module | None = None,
 ) -> Critics:
     """The n_critics critics for `observation_space`: one features extractor, then `net`'s layers or MLPs.

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
 from .checkpoint import (
     CheckpointError,
@@ -32,7 +29,7 @@ from .envs import (
     time_limit,
 )
 from .files import as_path
-from .networks import Actor, build_actor
+from .networks import Actor, CustomNet, build_actor
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .seeding import ACTING, EVAL_EPISODES, check_seed, derived_seed
 
@@ -219,7 +216,7 @@ class Policy:
         cls,
         path,
         device="cpu",
-        actor_net: nn.Module | Callable[[], nn.Module] | None = None,
+        actor_net: CustomNet = None,
         *,
         env: str | gym.Env | None = None,
     ) -> Policy:

@@ -66,3 +66,13 @@ def schedule_from_dict(data: dict) -> LinearSchedule:
 def value_at(value: float | Callable[[float], float], progress_remaining: float) -> float:
     """A number as it is; a schedule's value at `progress_remaining`."""
     return value(progress_remaining) if callable(value) else value
+
+
+def apply_learning_rate(learning_rate, progress_remaining: float, optimizers) -> None:
+    """A scheduled learning rate's value at `progress_remaining`, set in each optimizer; a number is left as the
+    optimizers were made with it."""
+    if callable(learning_rate):
+        value = learning_rate(progress_remaining)
+        for optimizer in optimizers:
+            for group in optimizer.param_groups:
+                group["lr"] = value

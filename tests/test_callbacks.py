@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from td3_steps import TD3, CheckpointError, EvalCallback
+from td3_steps.callbacks import check_learn_arguments, learn_interrupted
 
 
 def test_a_callback_sees_every_step_and_stops_training(small_config):
@@ -87,3 +88,21 @@ def test_a_best_model_path_that_saving_would_destroy_is_refused_before_training(
     with pytest.raises(CheckpointError, match="holds more than a td3_steps checkpoint.*Give a new name"):
         EvalCallback(5, best_model_path=tmp_path)
     assert EvalCallback(5, best_model_path=tmp_path / "best").best_model_path == tmp_path / "best"
+
+
+def test_learns_arguments_are_checked_and_its_interrupt_says_what_is_left():
+    def learn(total_timesteps, *, log=None, progress_bar=False): ...
+
+    assert check_learn_arguments(learn, np.int64(5), True, {"reset_num_timesteps": False}) == 5
+    assert type(check_learn_arguments(learn, np.int64(5), False, {})) is int
+    with pytest.raises(TypeError, match="learn.. takes no argument 'logg' .did you mean 'log'."):
+        check_learn_arguments(learn, 5, False, {"logg": print})
+    with pytest.raises(ValueError, match="total_timesteps must be a non-negative integer, got -1"):
+        check_learn_arguments(learn, -1, False, {})
+    with pytest.raises(ValueError, match="progress_bar must be True or False"):
+        check_learn_arguments(learn, 5, "yes", {})
+    message = str(learn_interrupted(1_500, 12_000))
+    assert message == (
+        "learn stopped at step 1,500 of 12,000: call learn again with 10500 as total_timesteps, and this call's other"
+        " arguments (log, callback, ...), for the 10,500 steps left."
+    )

@@ -78,3 +78,16 @@ def test_check_memory_refuses_more_than_ninety_percent_of_the_free_memory(monkey
     monkeypatch.setattr(devices, "memory_left", lambda device: None)  # a system that does not say: no check
     devices.check_memory("A table", 2**80, cpu, "make it smaller")
     assert devices.in_bytes(3 * 2**29) == "1.5 GiB" and devices.in_bytes(480 * 2**20) == "480.0 MiB"
+
+
+def test_an_agent_is_counted_as_four_copies_of_its_parameters_on_the_cpu_five_on_a_gpu_and_its_memory(monkeypatch):
+    layer = torch.nn.Linear(9, 10)  # 100 parameters
+    asked = []
+    monkeypatch.setattr(devices, "check_memory", lambda what, nbytes, device, fix: asked.append((what, nbytes, fix)))
+    devices.check_agent_fits((layer, layer), 5_000, 1_000, torch.device("cpu"))
+    devices.check_agent_fits((layer,), 5_000, 1_000, torch.device("cuda"))  # only its type is read
+    fix = "lower TD3Config.net_arch or buffer_size"
+    assert asked == [
+        ("This agent (200 network parameters, a replay memory of 5,000 transitions)", 4 * 4 * 200 + 1_000, fix),
+        ("This agent (100 network parameters, a replay memory of 5,000 transitions)", 5 * 4 * 100 + 1_000, fix),
+    ]

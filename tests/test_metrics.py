@@ -157,3 +157,14 @@ def test_a_tensorboard_log_that_is_a_file_is_refused_before_the_agent_is_built(t
     with pytest.raises(NotADirectoryError, match=r"Cannot write .*tb/run: .*tb is a file, not a directory"):
         TD3("Pendulum-v1", small_config, device="cpu", tensorboard_log=tmp_path / "tb" / "run")
     assert built == []
+
+
+def test_update_stats_count_what_was_recorded_since_a_round_began():
+    stats = UpdateStats(torch.device("cpu"))
+    stats.record(torch.tensor(1.0), [torch.ones(4, 1), torch.ones(4, 1)], None)
+    before = stats.critic_count
+    for _ in range(2):
+        stats.record(torch.tensor(1.0), [torch.ones(4, 1), torch.ones(4, 1)], None)
+    stats.check_recorded(before, 2, "TD3")
+    with pytest.raises(TypeError, match=r"^Mine.train_step ran 3 iteration\(s\) but recorded 2: end a train_step"):
+        stats.check_recorded(before, 3, "Mine")

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from td3_steps import TD3, LinearSchedule
+from td3_steps.schedules import apply_learning_rate
 
 
 def test_linear_schedule_values():
@@ -50,3 +51,13 @@ def test_a_linear_schedule_of_numpy_numbers_holds_python_floats(tmp_path, toy_en
     model = TD3(toy_env(), toy_config.replace(exploration_noise=LinearSchedule(np.float32(0.3), 0)), device="cpu")
     model.learn(12).save(tmp_path / "run")
     assert TD3.load(tmp_path / "run", env=toy_env()).config.exploration_noise == model.config.exploration_noise
+
+
+def test_a_scheduled_learning_rate_is_set_in_every_group_of_every_optimizer_and_a_number_is_left():
+    weights = [torch.nn.Parameter(torch.zeros(2)) for _ in range(3)]
+    first = torch.optim.Adam([{"params": [weights[0]]}, {"params": [weights[1]]}], lr=1e-3)
+    second = torch.optim.Adam([weights[2]], lr=1e-3)
+    apply_learning_rate(5e-4, 0.5, (first, second))  # a number: the optimizers were made with it
+    assert [g["lr"] for o in (first, second) for g in o.param_groups] == [1e-3, 1e-3, 1e-3]
+    apply_learning_rate(LinearSchedule(1e-3, 1e-4), 0.5, (first, second))
+    assert [g["lr"] for o in (first, second) for g in o.param_groups] == [pytest.approx(5.5e-4)] * 3

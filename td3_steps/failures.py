@@ -26,6 +26,7 @@ from torch import nn
 from .counts import is_number
 
 INT64 = torch.iinfo(torch.int64)  # torch turns a Python int into one: a larger one is an OverflowError
+FLOAT32_MAX = torch.finfo(torch.float32).max
 
 
 def explain_failures(fn: Callable) -> Callable:
@@ -97,13 +98,29 @@ def module_problem(where: str, name: str, value, takes: str) -> Exception | None
 
 
 def optimizer_problem(where: str, optimizer, network: str) -> Exception | None:
-    """A TypeError unless `optimizer` is a torch.optim.Optimizer (over `network`'s parameters)."""
+    """A TypeError unless `optimizer` is a torch.optim.Optimizer (over `network`'s parameters); then its
+    learning_rate_problem."""
     if isinstance(optimizer, torch.optim.Optimizer):
-        return None
+        return learning_rate_problem(where, optimizer)
     return TypeError(
         f"{where}: optimizer must be a torch.optim.Optimizer over the network's parameters, e.g."
         f" torch.optim.Adam({network}.parameters(), lr=1e-3); got {type(optimizer).__name__}."
     )
+
+
+def learning_rate_problem(where: str, optimizer: torch.optim.Optimizer) -> Exception | None:
+    """A ValueError when a learning rate of `optimizer` is too large to step with in float32: Adam's first step is
+    lr / (1 - beta1), ten times lr, and beyond the largest float32 torch raises "value cannot be converted to type
+    float without overflow" from inside the optimizer (fused Adam, torch 2.4 and later, makes the weights inf)."""
+    for group in optimizer.param_groups:
+        lr, beta1 = float(group.get("lr", 0.0)), float(group.get("betas", (0.0,))[0])
+        if lr / (1.0 - beta1) > FLOAT32_MAX:
+            return ValueError(
+                f"{where}: the optimizer's learning rate {lr:g} is too large to step with: its first step,"
+                f" lr / (1 - beta1) = {lr / (1.0 - beta1):.3g}, is beyond the largest float32 ({FLOAT32_MAX:.3g})."
+                " Use a learning rate such as 1e-3."
+            )
+    return None
 
 
 def check_reached(where: str, optimizer: torch.optim.Optimizer, network: str) -> None:

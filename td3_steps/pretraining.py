@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from .counts import is_count, is_number
 from .devices import adam
 from .envs import stored_observations
+from .failures import learning_rate_problem
 from .schedules import value_at
 from .seeding import PRETRAINING, derived_seed
 
@@ -58,6 +59,9 @@ def pretrain(
     val_index, train_index = order[:n_val], order[n_val:]
     rate = learning_rate if learning_rate is not None else value_at(model.config.learning_rate, 1.0)
     optimizer = adam(model.actor.parameters(), rate)
+    problem = learning_rate_problem("pretrain", optimizer)  # else Adam unfused (torch < 2.4) raises from its step
+    if problem is not None:
+        raise problem
     before = copy.deepcopy(model.actor.state_dict())
     history = []
     for epoch in range(1, epochs + 1):

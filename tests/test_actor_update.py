@@ -95,3 +95,11 @@ def test_a_fixed_critic_of_no_parameters_is_no_target():
     before = copy.deepcopy(actor.state_dict())
     actor_update(actor, Bowl(), obs, optimizer)
     assert any(not torch.equal(p, before[name]) for name, p in actor.state_dict().items())
+
+
+def test_a_learning_rate_too_large_to_step_with_is_named():
+    """Adam of lr=1e38 raised torch's "value cannot be converted to type float without overflow" from its step."""
+    actor, critics, _, obs = _networks()
+    with pytest.raises(ValueError, match=r"^actor_update: the optimizer's learning rate 1e\+38 is too large to step"):
+        actor_update(actor, critics, obs, torch.optim.Adam(actor.parameters(), lr=1e38))
+    assert all(p.requires_grad for p in critics.parameters())  # unfrozen again

@@ -107,3 +107,17 @@ def test_another_networks_optimizer_or_a_spent_loss_is_named():
 def test_critic_loss_of_one_transition_by_hand_is_told_its_batch_shape():
     with pytest.raises(ValueError, match=r"target has shape \(\), expected \(B, 1\).*target.reshape\(1, 1\)"):
         critic_loss((torch.tensor(1.0), torch.tensor(2.0)), torch.tensor(3.0))
+
+
+def test_a_learning_rate_too_large_to_step_with_is_named_not_blamed_on_the_loss():
+    """Adam of lr=1e38 (a step of 1e39, beyond float32) raised inside its step, and the problem function then found
+    the loss spent by the backward that had run: "this loss can no longer be backpropagated", which was not so."""
+    torch.manual_seed(0)
+    critics = Critics(3, 1, (16,))
+    obs, action, y = torch.randn(8, 3), torch.rand(8, 1), torch.randn(8, 1)
+    for optimizer, lr in ((torch.optim.Adam(critics.parameters(), lr=1e38), "1e\\+38"),
+                          (torch.optim.SGD(critics.parameters(), lr=1e39), "1e\\+39")):  # fmt: skip
+        loss = critic_loss(current_q_values(critics, obs, action), y)
+        with pytest.raises(ValueError, match=rf"^critic_update: the optimizer's learning rate {lr} is too large to step"
+                           r" with: .* beyond the largest float32 \(3.4e\+38\). Use a learning rate such as 1e-3\.$"):  # fmt: skip
+            critic_update(loss, optimizer)

@@ -196,7 +196,7 @@ WRONG = {
     add_position_as_a_tensor: "is tensor(1), of type Tensor: it must stay a Python int",
     then(
         lambda memory, i, size: memory.update(position=np.mod(i + 1, memory["capacity"]))
-    ): "is np.int64(1), of type int64: it must stay a Python int (a slot number, a count), as new_memory made it."
+    ): f"is {np.int64(1)!r}, of type int64: it must stay a Python int (a slot number, a count), as new_memory made it."
     " Compute it with Python's % and min, or convert it with int(...)",
     keeping_position_outside(): "not in a variable outside the memory, such as a global",
     then(

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from td3_steps.failures import explain_failures, generator_problem
+from td3_steps.failures import FLOAT32_MAX, explain_failures, generator_problem, learning_rate_problem
 
 
 @explain_failures
@@ -74,3 +74,12 @@ def test_a_generator_on_another_kind_of_device_is_named_with_the_one_to_make():
     )
     assert generator_problem("smooth_target_action", torch.Generator(), torch.device("cpu"), "the actions are") is None
     assert generator_problem("smooth_target_action", None, cuda, "the actions are") is None
+
+
+def test_a_learning_rate_is_too_large_where_the_optimizers_first_step_is_beyond_float32():
+    weight = torch.nn.Parameter(torch.zeros(1))
+    assert learning_rate_problem("x", torch.optim.Adam([weight], lr=FLOAT32_MAX / 10 * 0.99)) is None
+    assert "learning rate" in str(learning_rate_problem("x", torch.optim.Adam([weight], lr=FLOAT32_MAX / 10 * 1.01)))
+    assert learning_rate_problem("x", torch.optim.Adam([weight], lr=3e37, betas=(0.0, 0.999))) is None
+    assert learning_rate_problem("x", torch.optim.SGD([weight], lr=3e38)) is None
+    assert learning_rate_problem("x", torch.optim.SGD([weight], lr=3.5e38)) is not None

@@ -69,6 +69,17 @@ def test_pretrain_puts_back_an_actor_whose_loss_diverged(small_config, params, s
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     before = params(model.actor)
     with pytest.raises(ValueError, match="the loss became nan in epoch .* put back as they were. Lower the learning"):
+        model.pretrain(obs, actions, learning_rate=1e30, epochs=5)
+    assert same(before, params(model.actor))
+
+
+def test_pretrain_refuses_a_learning_rate_too_large_to_step_with(small_config, params, same):
+    """lr=1e38 (Adam's first step 1e39, beyond float32) raised from inside Adam where it is not fused (torch < 2.4),
+    and diverged where it is: one answer, before the actor moves."""
+    obs, actions = expert_pairs(20)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    before = params(model.actor)
+    with pytest.raises(ValueError, match=r"^pretrain: the optimizer's learning rate 1e\+38 is too large to step with"):
         model.pretrain(obs, actions, learning_rate=1e38, epochs=5)
     assert same(before, params(model.actor))
 

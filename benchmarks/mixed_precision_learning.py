@@ -15,15 +15,15 @@ import statistics
 from td3_steps import TD3, TD3Config
 
 
-def evaluations(config: TD3Config, seed: int, steps: int) -> list[tuple[int, float]]:
-    """Train Pendulum-v1 for `steps`; the (step, mean return) of every evaluation (10 episodes each 1,000 steps)."""
+def evaluations(config: TD3Config, seed: int, steps: int, episodes: int = 10) -> list[tuple[int, float]]:
+    """Train Pendulum-v1 for `steps`; the (step, mean return) of every evaluation (`episodes` each 1,000 steps)."""
     rows: list[tuple[int, float]] = []
 
     def log(row: dict) -> None:
         if "eval_return" in row:
             rows.append((row["step"], row["eval_return"]))
 
-    TD3("Pendulum-v1", config, seed=seed, device="cpu").learn(steps, eval_freq=1_000, eval_episodes=10, log=log)
+    TD3("Pendulum-v1", config, seed=seed, device="cpu").learn(steps, eval_freq=1_000, eval_episodes=episodes, log=log)
     return rows
 
 

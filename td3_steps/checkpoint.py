@@ -10,7 +10,8 @@ weights through another network; both are refused before torch.load reads anythi
 with torch.load(weights_only=True). Version-1 checkpoints, written before checksums, load unverified.
 
 What a TD3 agent's checkpoint holds is listed once: `agent_state` builds it and `restore_agent`
-puts it back (TD3.save and TD3.load call them, through save_agent and load_agent); META_KEYS and STATE_KEYS say what loading needs of it.
+puts it back (TD3.save and TD3.load call them, through save_agent and load_agent); META_KEYS and
+STATE_KEYS say what loading needs of it.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from .callbacks import EvalCallback
 from .checkpoint import CheckpointError
 from .config import PRESETS, ConfigError, TD3Config
 from .critic_update import critic_loss, critic_update, current_q_values
+from .devices import check_torch_reads_numpy
 from .envs import SpaceError, make_env
 from .features import FlattenExtractor, NatureCNN
 from .metrics import TrainingError
@@ -33,6 +34,8 @@ from .schedules import LinearSchedule
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
 __version__ = "0.1.0"
+
+check_torch_reads_numpy()  # a torch built for numpy 1 beside numpy 2 would fail at the agent's first array
 
 __all__ = [
     "TD3",

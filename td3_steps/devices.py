@@ -6,9 +6,23 @@ from __future__ import annotations
 import platform
 import warnings
 
+import numpy as np
 import torch
 
 from .failures import explained
+
+
+def check_torch_reads_numpy() -> None:
+    """An ImportError, when td3_steps is imported, where torch cannot read numpy arrays: a torch built for numpy 1
+    (2.2 and older) beside numpy 2, which would otherwise fail at the agent's first array ("Could not infer dtype of
+    numpy.float32")."""
+    try:
+        torch.from_numpy(np.zeros(1, dtype=np.float32))
+    except RuntimeError as error:
+        raise ImportError(
+            f"td3_steps: this torch ({torch.__version__}) cannot read numpy {np.__version__} arrays ({error}): it was"
+            " built for numpy 1. Install numpy 1 beside it (pip install 'numpy<2'), or a newer torch."
+        ) from error
 
 
 def resolve_device(device: str | torch.device) -> torch.device:

@@ -91,3 +91,17 @@ def test_an_agent_is_counted_as_four_copies_of_its_parameters_on_the_cpu_five_on
         ("This agent (200 network parameters, a replay memory of 5,000 transitions)", 4 * 4 * 200 + 1_000, fix),
         ("This agent (100 network parameters, a replay memory of 5,000 transitions)", 5 * 4 * 100 + 1_000, fix),
     ]
+
+
+def test_a_torch_that_cannot_read_numpy_is_named_when_the_package_is_imported(monkeypatch):
+    """torch 2.2 (built for numpy 1) beside numpy 2 imported td3_steps, then failed at the agent's first array with
+    "Could not infer dtype of numpy.float32"."""
+    devices.check_torch_reads_numpy()  # this torch reads them
+
+    def no_numpy(array):
+        raise RuntimeError("Numpy is not available")
+
+    monkeypatch.setattr(devices.torch, "from_numpy", no_numpy)
+    with pytest.raises(ImportError, match=r"cannot read numpy .* arrays \(Numpy is not available\): it was built for"
+                       r" numpy 1\. Install numpy 1 beside it \(pip install 'numpy<2'\), or a newer torch\."):  # fmt: skip
+        devices.check_torch_reads_numpy()

@@ -195,8 +195,12 @@ def stored_observation_shape(space: gym.Space) -> tuple[int, ...]:
 
 
 def stored_observation(space: gym.Space, obs) -> np.ndarray:
-    """One observation as stored and as the networks read it: an image as uint8, else a flat float32 vector."""
-    return np.asarray(obs, dtype=np.uint8) if is_image_space(space) else flatten_observation(space, obs)
+    """One observation as stored and as the networks read it: an image as uint8, else a flat float32 vector.
+
+    Always a copy (flattening copies), so that an env that returns one array again, changed in place, cannot
+    change the observation the agent keeps: gymnasium's checker refuses such an env only from gymnasium 1.4 on.
+    """
+    return np.array(obs, dtype=np.uint8) if is_image_space(space) else flatten_observation(space, obs)
 
 
 def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:

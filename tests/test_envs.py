@@ -9,9 +9,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
+from gymnasium.utils import env_checker
 
 from td3_steps import TD3, SpaceError
-from td3_steps.envs import as_env, env_id_of, is_from_trusted_code, make_env
+from td3_steps.envs import as_env, env_id_of, is_from_trusted_code, make_env, stored_observation
 
 
 def test_dict_and_discrete_observations_are_flattened(small_config, toy_env):
@@ -147,10 +148,12 @@ def test_what_goes_wrong_later_in_training_is_named_with_its_step(small_config, 
 
 
 def test_gymnasium_checker_rules_are_named(small_config, toy_env):
-    """An observation array that step() returns again and mutates would make obs and next_obs one array."""
+    """An observation array that step() returns again is refused by gymnasium's checker from gymnasium 1.4 on (the
+    agent copies what it keeps in any case: below)."""
     shared = np.zeros(3, np.float32)
-    with pytest.raises(SpaceError, match=r"environment checker.*share an object.*Fix the environment"):
-        TD3(misbehaving(toy_env, "step", lambda: shared), small_config, device="cpu")
+    if hasattr(env_checker, "check_returned_data_not_reused"):  # gymnasium 1.4 and later
+        with pytest.raises(SpaceError, match=r"environment checker.*share an object.*Fix the environment"):
+            TD3(misbehaving(toy_env, "step", lambda: shared), small_config, device="cpu")
 
     class NoSeed(toy_env):
         def reset(self, options=None):
@@ -160,6 +163,15 @@ def test_gymnasium_checker_rules_are_named(small_config, toy_env):
         TD3(NoSeed(), small_config, device="cpu")
     with pytest.raises(SpaceError, match="^TimeLimit > NoSeed breaks a rule"):  # the wrappers are named too
         TD3(gym.wrappers.TimeLimit(NoSeed(), 5), small_config, device="cpu")
+
+
+@pytest.mark.parametrize("space", [spaces.Box(0, 255, (8, 8, 3), np.uint8), spaces.Box(-1.0, 1.0, (3,), np.float32)])
+def test_a_kept_observation_is_a_copy_of_the_array_the_env_returned(space):
+    """An env that returns one array again, changed in place, would change the observation the agent keeps, and so
+    store obs equal to next_obs: gymnasium's checker refuses such an env only from 1.4 on, and an image was kept as
+    the env's own array (with gymnasium 1.0, an agent on such an image env stored every transition wrong)."""
+    returned = space.sample()
+    assert not np.shares_memory(stored_observation(space, returned), returned)
 
 
 @pytest.mark.parametrize("returns, rule", [

@@ -113,11 +113,12 @@ def learning_rate_problem(where: str, optimizer: torch.optim.Optimizer) -> Excep
     lr / (1 - beta1), ten times lr, and beyond the largest float32 torch raises "value cannot be converted to type
     float without overflow" from inside the optimizer (fused Adam, torch 2.4 and later, makes the weights inf)."""
     for group in optimizer.param_groups:
-        lr, beta1 = float(group.get("lr", 0.0)), float(group.get("betas", (0.0,))[0])
-        if lr / (1.0 - beta1) > FLOAT32_MAX:
+        lr = float(group.get("lr", 0.0))
+        first_step = lr / (1.0 - float(group.get("betas", (0.0,))[0]))
+        if first_step > FLOAT32_MAX:
             return ValueError(
                 f"{where}: the optimizer's learning rate {lr:g} is too large to step with: its first step,"
-                f" lr / (1 - beta1) = {lr / (1.0 - beta1):.3g}, is beyond the largest float32 ({FLOAT32_MAX:.3g})."
+                f" lr / (1 - beta1) = {first_step:.3g}, is beyond the largest float32 ({FLOAT32_MAX:.3g})."
                 " Use a learning rate such as 1e-3."
             )
     return None

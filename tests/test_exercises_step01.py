@@ -101,6 +101,11 @@ def add_at_size(memory, obs, action, reward, next_obs, terminated, truncated):
     memory["position"] = (position + 1) % memory["capacity"]
 
 
+def add_at_size_modulo(memory, obs, action, reward, next_obs, terminated, truncated):
+    memory["position"] = memory["size"] % memory["capacity"]  # the slot read from size, 0 forever once full
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+
+
 def add_by_concatenation(memory, obs, action, reward, next_obs, terminated, truncated):
     add_right(memory, obs, action, reward, next_obs, terminated, truncated)
     memory["reward"] = torch.cat([memory["reward"], torch.tensor([[float(reward)]])])  # grows like a list
@@ -188,6 +193,7 @@ WRONG = {
     add_advance_first: "the first transition went to slot 1",
     add_stop_when_full: "stopped storing once it was full",
     add_at_size: "overwrote the newest",
+    add_at_size_modulo: "every add wrote slot 0: memory['size'] stays at the capacity then",
     add_by_concatenation: "memory['reward'] became a tensor of shape (4, 1)",
     add_rebinding_a_field: "memory['obs'] became a list",
     add_swapped_states: "obs and next_obs are swapped",

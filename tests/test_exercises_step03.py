@@ -148,6 +148,14 @@ class ObsOnlyCritic(MyCritic):
         return self.body(obs)
 
 
+def build_sequential(obs_dim, action_dim):
+    def critic():
+        return nn.Sequential(nn.Linear(obs_dim + action_dim, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    critic1, critic2 = critic(), critic()
+    return critic1, critic2, frozen(critic1), frozen(critic2)
+
+
 def build_obs_only(obs_dim, action_dim):
     critic1, critic2 = ObsOnlyCritic(obs_dim, action_dim), ObsOnlyCritic(obs_dim, action_dim)
     return critic1, critic2, frozen(critic1), frozen(critic2)
@@ -172,6 +180,7 @@ WRONG = {
     build_wrong_order: "(critic1, target1, critic2, target2)",
     build_flat: "gives (5,), expected (5, 1) (no .squeeze()",
     build_obs_only: "critic1 gives the same Q-value whatever the action",
+    build_sequential: "an nn.Sequential takes one input: build each critic with MyCritic(obs_dim, action_dim)",
     lambda obs_dim, action_dim: build_right(obs_dim, action_dim)[:2]: "must return four networks",
     lambda obs_dim, action_dim: (lambda o, a: o,) * 4: "must be a torch.nn.Module",
 }

@@ -166,7 +166,10 @@ WRONG = {
         lambda size, n, g: torch.randint(0, size - 1, (n,), generator=g).tolist()
     ): "newest transition is never drawn",
     sampler(lambda size, n, g: torch.randint(1, size, (n,), generator=g).tolist()): "index 0) is never drawn",
-    sampler(lambda size, n, g: torch.randint(0, size + 1, (n,), generator=g).tolist()): "an index ran past the end",
+    sampler(lambda size, n, g: torch.randint(0, size + 1, (n,), generator=g).tolist()): "so high = len(storage)",
+    lambda storage, batch_size, generator=None: storage[torch.randint(0, len(storage), (batch_size,))]: (
+        "storage is a Python list, which takes one whole number at a time as an index"
+    ),
     sampler(lambda size, n, g: torch.randint(0, size // 2, (n,), generator=g).tolist()): "were never drawn",
     sampler(recent): "the draws are not uniform",
     sampler(one_index_for_the_batch): "every row of the batch is the same transition",

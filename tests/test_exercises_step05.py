@@ -114,6 +114,7 @@ def test_names_each_wrong_answer(assert_rejected, capsys):
     assert not check_target_action(lambda batch, actor, actor_target: actor(batch.obs))
     out = capsys.readouterr().out
     assert "you used the online actor" in out and "you fed s (batch.obs)" in out
+    assert "actor_target(batch.next_obs)" not in out, "the reply to the notebook's placeholder gives no answer to copy"
 
 
 def test_sizes_written_in_are_named_on_a_case_of_other_sizes(capsys):

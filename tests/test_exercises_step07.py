@@ -75,6 +75,14 @@ def reward_added(batch, a, critics, targets):
     return tuple(batch.reward + q for q in right(batch, a, critics, targets))
 
 
+def as_numpy(batch, a, critics, targets):
+    return tuple(q.numpy() for q in right(batch, a, critics, targets))
+
+
+def divides_by_zero(batch, a, critics, targets):
+    return tuple(q / (batch.terminated * 0) for q in right(batch, a, critics, targets))
+
+
 def with_their_minimum(batch, a, critics, targets):
     q_values = right(batch, a, critics, targets)
     return q_values, torch.min(*q_values)
@@ -107,6 +115,8 @@ WRONG = {
     in_float64: "Q_t1 is torch.float64, expected torch.float32",
     first_only: "with 2 target critics it returned 1 Q-value: ",
     with_their_minimum: "it returned 2 items, and item 1 is a tuple of length 2, not a tensor",
+    as_numpy: "item 1 is a ndarray, not a tensor",
+    divides_by_zero: "some Q-values are NaN or infinite",
 }
 
 

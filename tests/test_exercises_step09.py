@@ -82,6 +82,7 @@ WRONG = {
     in_place: "changed reward in place",
     lambda r, term, trunc, q, gamma: right(r, term, trunc, q, gamma).tolist(): "returned a list",
     lambda r, term, trunc, q, gamma: r + gamma * (1 - term) @ q: "raised RuntimeError",
+    lambda r, term, trunc, q, gamma: r + gamma * (not term) * q: "Python's `not` (like `if`, `and` and `or`) needs one",
     batch_size_written_in: "with gamma = 0.8 and a batch of 5 transitions, my_target(",
     filled_row_by_row: "with gamma = 0.8 and a batch of 5 transitions, y is (6, 1) instead of a (5, 1) tensor: was the"
     " batch size 6 written into the code?",

@@ -98,6 +98,7 @@ WRONG = {
     lambda nets, obs, action: right(nets, obs, action)[0]: "you returned one tensor",
     copies: "does not reach critic_nets[0]'s weights",
     lambda nets, obs, action: tuple(net(obs) for net in nets): "raised RuntimeError",
+    lambda nets, obs, action: tuple(net(obs, action) for net in nets): "a plain network that reads one input, [s, a]",
     frozen_critics: "you froze critic_nets[0] (requires_grad_(False): 4 of its 4 parameters",
     frozen_after_scoring: "you froze critic_nets[1]",
     no_grad_then_marked: "Q_1 requires grad but is cut off from critic_nets[0]",

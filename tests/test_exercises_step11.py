@@ -85,6 +85,10 @@ def one_per_critic(q_values, y):
     return torch.stack([F.mse_loss(q, y) for q in q_values])
 
 
+def tuple_of_mses(q_values, y):
+    return tuple(F.mse_loss(q, y) for q in q_values)
+
+
 def per_transition(q_values, y):
     return sum((q - y) ** 2 for q in q_values)
 
@@ -130,6 +134,7 @@ def test_names_each_wrong_loss(assert_rejected):
             critics_compared: "compared critic 2 with critic 1",
             as_float: "no .item()",
             one_per_critic: "one MSE per critic",
+            tuple_of_mses: "the loss is a tuple of 2 items: add the critics' MSEs into one number",
             per_transition: "one error per transition",
             detached: "no gradient",
             critic_2_detached: "no gradient reaches Q_2",

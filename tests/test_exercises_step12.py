@@ -108,7 +108,7 @@ def test_names_each_wrong_one(assert_rejected):
         check_update_critics,
         {
             no_zero_grad: "call optimizer.zero_grad() before",
-            zero_grad_after_backward: "zero_grad between backward and step erases the gradients",
+            zero_grad_after_backward: "zero_grad() between backward() and step() erases the gradients",
             no_step: "did not move",
             critic_1_only: "critic 2 did not move",
             flat_target: "(B, B)",

@@ -77,6 +77,31 @@ def under_no_grad(env_step, critic_updates, d, actor, critics, obs, optimizer):
         return loss
 
 
+def without_the_step(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        loss = -critics.q1(obs, actor(obs)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        return loss
+
+
+def without_backward(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        loss = -critics.q1(obs, actor(obs)).mean()
+        optimizer.zero_grad()
+        optimizer.step()
+        return loss
+
+
+def cleared_before_the_step(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d == 0:
+        loss = -critics.q1(obs, actor(obs)).mean()
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+        return loss
+
+
 def returns_nothing(env_step, critic_updates, d, actor, critics, obs, optimizer):
     if critic_updates % d == 0:
         actor_step(actor, critics, obs, optimizer)
@@ -147,6 +172,9 @@ def test_names_each_wrong_actor_step(assert_rejected):
             scheduled(right_schedule, freeze=False): "the critics were not frozen",
             scheduled(right_schedule, unfreeze=False): "still frozen",
             detached_action: "no gradient reached its weights",
+            without_the_step: "J's gradient reached the actor's weights, but the actor did not move: after J.backward()",
+            without_backward: "hold no gradient and did not move: backpropagate J (J.backward())",
+            cleared_before_the_step: "not between backward() and step(), which erases them",
             under_no_grad: "No gradient reaches the actor",
             returns_nothing: "returned None",
             returns_j_every_time: "returned something after critic updates 1, 3, 5",

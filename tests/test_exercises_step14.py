@@ -23,6 +23,12 @@ def common_error(online, target, tau):
             p_target.copy_(1 - tau * p_target)
 
 
+def common_error_in_brackets(online, target, tau):
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p_target.copy_(tau * p + (1 - tau * p_target))
+
+
 def swapped(online, target, tau):
     with torch.no_grad():
         for p, p_target in zip(online.parameters(), target.parameters()):
@@ -103,6 +109,7 @@ def test_names_each_wrong_one(assert_rejected):
         check_soft_update,
         {
             common_error: "1 - tau * theta'",
+            common_error_in_brackets: "the brackets are misplaced, (1 - tau * theta')",
             swapped: "swapped",
             hard_copy: "hard copy",
             unscaled_target: "not scaled",

@@ -196,6 +196,15 @@ def common_error_by_hand(agent):
                 target.copy_(1 - agent.config.tau * target)
 
 
+def asks_before_counting(agent):
+    due = delayed(agent)  # asked before steps 4 to 12 count this iteration's critic update
+    batch = steps_4_to_12(agent)
+    if due:
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
 def counts_twice(agent):
     correct(agent)
     agent.critic_updates += 1
@@ -229,6 +238,7 @@ def test_names_each_misplaced_step(assert_rejected):
             actor_every_iteration: "the actor moved at iteration 1",
             wrong_pair: "raised ValueError",
             counts_twice: "add 1 once per iteration",
+            asks_before_counting: "(before agent.critic_updates += 1 it still holds 0, one update behind)",
         },
     )
 

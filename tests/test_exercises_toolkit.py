@@ -4,11 +4,23 @@ import importlib
 import signal
 import time
 
+import numpy as np
 import pytest
 import torch
 
 from td3_steps import exercises
-from td3_steps.exercises import Mistake, changed, close, dtype_problem, match_mistake, report, run_safely, snapshot
+from td3_steps.exercises import (
+    KnownError,
+    Mistake,
+    changed,
+    close,
+    dtype_problem,
+    explain_error,
+    match_mistake,
+    report,
+    run_safely,
+    snapshot,
+)
 
 
 def test_report_prints_each_problem_or_the_success(capsys):
@@ -125,6 +137,7 @@ def test_close_compares_values_and_shapes():
     assert close((column, 2.0), (column.clone(), 2.0)) and not close((column,), (column, column))
     assert close(1000.05, 1000.0) and not close(1000.5, 1000.0), "relative above 1"
     assert close(None, None) and not close(0, None)
+    assert close(np.zeros(2), np.zeros(2)) is False, "an array's element-wise == is no verdict, and raises no error"
 
 
 def test_match_mistake_names_the_first_matching_mistake():
@@ -141,6 +154,13 @@ def test_match_mistake_names_the_first_matching_mistake():
     assert match_mistake(y, mistakes) is None, "the right answer is no mistake"
     assert match_mistake(2 * y + 0.01, mistakes) is None
     assert match_mistake(2 * y + 0.01, mistakes, tol=0.1) == "the factor 2 is extra"
+
+
+def test_explain_error_adds_what_a_known_error_means():
+    known = [KnownError("ambiguous", "compare element-wise"), KnownError("Boolean", "never reached: one message")]
+    _, problem = run_safely(lambda q: min(q), (torch.zeros(2, 1), torch.ones(2, 1)), what="my_min(q)")
+    assert explain_error(problem, known) == f"{problem}. compare element-wise"
+    assert explain_error("my_min(q) raised KeyError: 'x'.", known) == "my_min(q) raised KeyError: 'x'."
 
 
 CHECKERS = [
@@ -185,3 +205,29 @@ def test_dtype_problem_names_a_float64_answer():
     assert dtype_problem(torch.zeros(2, dtype=torch.float64), "y").startswith(
         "y is torch.float64, expected torch.float32 like the tensors it was computed from"
     )
+
+
+ODD_ANSWERS = {
+    "a NumPy array": np.zeros((3, 1), np.float32),
+    "a tuple of NumPy arrays": (np.zeros((24, 1), np.float32),) * 2,
+    "a list of NumPy arrays": [np.zeros((24, 1), np.float32)] * 3,
+    "a tuple of floats": (1.0, 2.0),
+    "a dict": {"q": 1.0},
+    "a string": "Q",
+    "a NaN column": torch.full((3, 1), float("nan")),
+    "a tuple of NaN columns": (torch.full((24, 1), float("nan")),) * 2,
+    "an integer tensor": torch.zeros(3, 1, dtype=torch.long),
+    "an empty tensor": torch.zeros(0),
+    "a NumPy float": np.float32(1.0),
+    "a 0-d NumPy array": np.array(1.0),
+    "True": True,
+    "(None, None)": (None, None),
+}
+
+
+@pytest.mark.parametrize("module, name", CHECKERS)
+def test_every_checker_replies_not_yet_to_a_function_returning_something_odd(module, name, capsys):
+    check = getattr(importlib.import_module(f"td3_steps.exercises.{module}"), name)
+    for what, value in ODD_ANSWERS.items():
+        assert check(lambda *args, value=value: value) is False, what
+        assert capsys.readouterr().out.startswith("Not yet:"), what

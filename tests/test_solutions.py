@@ -40,10 +40,25 @@ def exercise_triple(notebook) -> tuple[int, int, int]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_untouched_exercise_is_not_yet_done(path):
     notebook = nbformat.read(path, as_version=4)
-    _, check, solution = exercise_triple(notebook)
+    exercise, check, solution = exercise_triple(notebook)
     assert _stream(notebook.cells[check]).startswith("Not yet"), "Run All on the untouched exercise says Not yet"
     assert "<details>" in notebook.cells[solution].source, "the solution stays collapsed until asked for"
     assert not any("Correct!" in _stream(c) for c in notebook.cells if c.cell_type == "code"), "no passing check shown"
+    reply, given = (
+        _words(_stream(notebook.cells[check])),
+        {_words(line) for line in notebook.cells[exercise].source.splitlines()},
+    )
+    lines = (
+        _words(line.split("  #")[0]).removeprefix("return ")
+        for line in solution_code(notebook.cells[solution]).splitlines()
+    )
+    copied = [line for line in lines if len(line) >= 12 and line not in given and line in reply]
+    assert not copied, f"the reply to the untouched exercise holds lines of the solution to copy: {copied}"
+
+
+def _words(text: str) -> str:
+    """`text` with its whitespace (a reply's wrapping, code's indentation) as single spaces, and one kind of quote."""
+    return " ".join(text.replace('"', "'").split())
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -13,7 +13,8 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
   {name: tensor} mapping, for inputs a function must leave alone.
 - `close(answer, expected, tol)`: equal within a tolerance, shapes included; `dtype_problem(answer, name)`: float32;
   `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic.
-- `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer.
+- `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer;
+  `KnownError(says, message)` and `explain_error(problem, known)`: say what a known error of Python or torch means.
 - `report(problems, success)`: print the verdict, "Not yet:" and each problem, or "Correct! ...".
 
 A typical checker::
@@ -237,7 +238,25 @@ def close(answer: Any, expected: Any, tol: float = 1e-4) -> bool:
         if not isinstance(answer, (int, float)) or isinstance(answer, bool):
             return False
         return math.isclose(answer, expected, rel_tol=tol, abs_tol=tol)
-    return type(answer) is type(expected) and answer == expected
+    if type(answer) is not type(expected):
+        return False
+    equal = answer == expected
+    return equal if isinstance(equal, bool) else False  # a NumPy array's == compares element-wise: no verdict
+
+
+@dataclass(frozen=True)
+class KnownError:
+    """An error that a known mistake raises, told by words of its message (`says`), and what to tell the student
+    who meets it (`message`): torch's and Python's own words name the error, not the mistake."""
+
+    says: str
+    message: str
+
+
+def explain_error(problem: str, known: Sequence[KnownError]) -> str:
+    """`problem`, a sentence from `run_safely`, followed by the message of the first error of `known` it shows."""
+    message = next((error.message for error in known if error.says in problem), None)
+    return f"{problem.rstrip('.')}. {message}" if message else problem
 
 
 def match_mistake(answer: Any, mistakes: Sequence[Mistake], tol: float = 1e-4) -> str | None:

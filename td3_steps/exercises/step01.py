@@ -64,8 +64,8 @@ BOTH = ADDS - 1  # in the second memory, transition 4 is terminated and truncate
 POSITION_MISTAKES = [
     Mistake(
         lambda positions: set(positions) == {0},
-        "position never moves: after storing at slot i, write the next slot back into the dict,"
-        f" {WRAP} (changing a local variable such as i is not enough)",
+        "position never moves: after storing at slot i, write the next slot back into memory['position'],"
+        " going round to slot 0 after the last one (changing a local variable such as i is not enough)",
     ),
     Mistake(
         lambda positions: max(positions) >= CAPACITY,
@@ -75,6 +75,11 @@ POSITION_MISTAKES = [
         (1, 0, 1, 0, 1),
         "position wraps one slot too early, so the last slot is never written:"
         f" (i + 1) % capacity, not % (capacity - 1); {WRAP}",
+    ),
+    Mistake(
+        (1, 2, 0, 1, 1),
+        "once the memory was full, every add wrote slot 0: memory['size'] stays at the capacity then, so"
+        f" size % capacity is always 0. Write at memory['position'], which keeps going round; {WRAP}",
     ),
     Mistake(
         (1, 2, 0, 0, 0),
@@ -87,7 +92,7 @@ ONE_SHORT = (1, 2, 2, 2, 2)  # the sizes of min(size + 1, capacity - 1), and of 
 SIZE_MISTAKES = [
     Mistake(
         lambda sizes: set(sizes) == {0},
-        "size never counts: after each add, memory['size'] = min(memory['size'] + 1, memory['capacity'])",
+        "size never counts: after each add, raise memory['size'] by one, up to the capacity at most",
     ),
     Mistake(
         lambda sizes: max(sizes) > CAPACITY,
@@ -151,15 +156,15 @@ TERMINATED_MISTAKES = [
     ),
     Mistake(
         lambda flags: set(flags.terminated) == {0},
-        f"transition {TERMINATED} was terminated but memory['terminated'] stayed 0: store it,"
-        " memory['terminated'][i] = float(terminated)",
+        f"transition {TERMINATED} was terminated but memory['terminated'] stayed 0: store the flag at slot i,"
+        " as a number (1.0 for a terminal transition)",
     ),
 ]
 TRUNCATED_MISTAKES = [
     Mistake(
         lambda flags: set(flags.truncated) == {0},
-        f"transition {TRUNCATED} was truncated but memory['truncated'] stayed 0: store it too,"
-        " memory['truncated'][i] = float(truncated)",
+        f"transition {TRUNCATED} was truncated but memory['truncated'] stayed 0: store that flag too, at slot i,"
+        " as a number",
     ),
 ]
 
@@ -276,7 +281,7 @@ def _field_problem(name: str, t: int, stored: list, right: list) -> str:
     obs, _, _, next_obs, _, _ = transition(t, obs_dim=len(right))
     value = "float(reward)" if name == "reward" else f"torch.as_tensor({name})"
     if not any(stored):
-        return f"memory['{name}'] was not written: store it too, memory['{name}'][i] = {value}"
+        return f"memory['{name}'] was not written: store it too, at slot i, as memory['obs'] is stored"
     if name in ("obs", "next_obs") and stored == (next_obs if name == "obs" else obs):
         return "obs and next_obs are swapped: memory['obs'][i] holds s, memory['next_obs'][i] holds s'"
     whole = f"store the whole vector as it is given, memory['{name}'][i] = {value}, whatever its size"

@@ -133,7 +133,7 @@ def _value_problem(scale_action) -> str | None:
         if not close(action.detach().float(), expected, tol=1e-5):
             mistakes = [Mistake(wrong(u, low, high), message) for wrong, message in WRONG_MAPS]
             known = match_mistake(action.detach().float(), mistakes, tol=1e-5)
-            advice = f"{known[0].upper()}{known[1:]}. Use {RIGHT}" if known else f"Each dimension needs {RIGHT}"
+            advice = f"{known[0].upper()}{known[1:]}." if known else f"Each dimension needs {RIGHT}"
             return f"on {name}, {_rows(action.detach().float(), expected)}. {advice}"
         wrong_dtype = dtype_problem(action, "the action")
         if wrong_dtype:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from . import Mistake, changed, checker, match_mistake, report, run_safely, snapshot
+from . import KnownError, Mistake, changed, checker, explain_error, match_mistake, report, run_safely, snapshot
 
 OBS_DIM, ACTION_DIM, BATCH = 3, 2, 5
 OTHER_DIMS = (4, 3)  # (obs_dim, action_dim) of the second build: another sum too, so that no size written in passes
@@ -41,6 +41,15 @@ class Built:
 
     def trainable(self, i: int) -> bool:
         return any(p.requires_grad for p in self.nets[i].parameters())
+
+
+KNOWN_ERRORS = [
+    KnownError(
+        "takes 2 positional arguments but 3 were given",
+        "Each critic is called as critic(obs, action), the state and the action apart, and an nn.Sequential"
+        " takes one input: build each critic with MyCritic(obs_dim, action_dim), whose forward joins the two",
+    ),
+]
 
 
 def _case(obs_dim: int, action_dim: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -97,7 +106,7 @@ def _scores(
     for name, net in zip(NAMES, networks):
         with torch.no_grad():
             value, problem = run_safely(net, obs, action, what=f"{name}(obs, action)")
-            problem = problem or _q_problem(name, value)
+            problem = explain_error(problem, KNOWN_ERRORS) if problem else _q_problem(name, value)
             if problem:
                 return q, q_other_action, problem
             q.append(value)

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from . import Mistake, checker, match_mistake, report, run_safely
+from . import KnownError, Mistake, checker, explain_error, match_mistake, report, run_safely
 
 FIELDS = ("obs", "action", "reward", "next_obs", "terminated")
 SIZE, N = 40, 16  # transitions in the list; the batch size of the first look
@@ -160,17 +160,25 @@ def _storage_problem(storage: list, what: str, labels: Labels) -> str | None:
     return f"{what} changed the stored transition storage[{wrong[0]}]: {KEEP}"
 
 
+KNOWN_ERRORS = [
+    KnownError(
+        "raised IndexError",
+        f"torch.randint(low, high) draws from [low, high), so high = len(storage): {RANDINT}",
+    ),
+    KnownError(
+        "only integer tensors of a single element can be converted to an index",
+        "storage is a Python list, which takes one whole number at a time as an index, not a tensor of them:"
+        " pick each drawn transition by itself (indices.tolist() gives the numbers as Python ints)",
+    ),
+]
+
+
 def _sample(fn, batch_size: int, generator: torch.Generator, labels: Labels = FIRST) -> tuple[list | None, str | None]:
     what = f"sample_from_list(storage, {batch_size}, generator)"
     storage = labelled_storage(SIZE, labels)
     batch, problem = run_safely(fn, storage, batch_size, generator, what=what)
     if problem:
-        if "IndexError" in problem:
-            problem += (
-                f": an index ran past the end of the list. torch.randint(low, high) draws from [low, high),"
-                f" so high = len(storage): {RANDINT}"
-            )
-        return None, problem
+        return None, explain_error(problem, KNOWN_ERRORS)
     problem = _storage_problem(storage, what, labels)
     if problem:
         return None, problem

@@ -66,7 +66,8 @@ def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
         return [
             Mistake(actor(batch.next_obs), f"{online}. {RIGHT}"),
             Mistake(actor_target(batch.obs), f"{current}. {RIGHT}"),
-            Mistake(actor(batch.obs), f"{online}\n{current}. {RIGHT}"),  # one problem per line
+            # the exercise's placeholder: one problem per line, and no answer to copy
+            Mistake(actor(batch.obs), f"{online}\n{current}"),
             Mistake(
                 batch.action,
                 "you returned the stored action a from the batch, taken in s by the behaviour policy:"

@@ -189,7 +189,11 @@ def _noise_problems(wide: torch.Tensor, centre: torch.Tensor) -> list[str]:
     noise = _u(wide) - _u(centre)
     std, mean = noise.std(dim=0), noise.mean(dim=0)
     if float(noise.abs().max()) < 1e-6:
-        return [f"no noise was added: {DRAW}, clip it to [-noise_clip, noise_clip] and add it to u"]
+        return [
+            "no noise was added: draw eps from a normal distribution of standard deviation noise_std, one number"
+            " per action dimension of each row, from the given generator; clip it to [-noise_clip, noise_clip]"
+            " and add it to u"
+        ]
     if float(std.max()) < 1e-6:
         return [
             "every row got the same noise: draw eps with the shape of the whole batch,"

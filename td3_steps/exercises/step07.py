@@ -205,14 +205,6 @@ def check_target_q_values(fn) -> bool:
         known = match_mistake(answer, mistakes(batch, next_action, critics, critic_targets), tol=1e-5)
         if known:
             return report(known.splitlines(), "")
-        if isinstance(answer, tuple) and _random(fn, answer, n_critics, seed):
-            return report(
-                [
-                    "two calls on the same batch gave different Q-values: did you add noise to a~? next_action"
-                    f" already carries step 6's smoothing noise, so score it as it is: {RIGHT}"
-                ],
-                "",
-            )
         if isinstance(answer, torch.Tensor):
             return report([f"it returned one tensor of shape {tuple(answer.shape)}: return a tuple, {RIGHT}"], "")
         problem = tensors_problem(answer, "target critic", RIGHT)
@@ -221,6 +213,22 @@ def check_target_q_values(fn) -> bool:
         if len(answer) != n_critics:
             returned = f"{len(answer)} Q-value{'' if len(answer) == 1 else 's'}"
             return report([f"with {n_critics} target critics it returned {returned}: {RIGHT}"], "")
+        if not all(torch.isfinite(q).all() for q in answer):
+            return report(
+                [
+                    "some Q-values are NaN or infinite, where every target critic gives finite values on this"
+                    f" batch: look for a division or a log in your function; {RIGHT}"
+                ],
+                "",
+            )
+        if _random(fn, answer, n_critics, seed):
+            return report(
+                [
+                    "two calls on the same batch gave different Q-values: did you add noise to a~? next_action"
+                    f" already carries step 6's smoothing noise, so score it as it is: {RIGHT}"
+                ],
+                "",
+            )
         return report(
             [
                 f"the Q-values match no target critic on (s', a~), nor a known mix of networks, states and actions: {RIGHT}"

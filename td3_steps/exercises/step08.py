@@ -12,7 +12,7 @@ import functools
 
 import torch
 
-from . import Mistake, checker, close, dtype_problem, match_mistake, report, run_safely
+from . import KnownError, Mistake, checker, close, dtype_problem, explain_error, match_mistake, report, run_safely
 
 ANY_NUMBER = "write it for any number of critics (a loop over q_values, or one (B, n) table and its minimum per row)"
 
@@ -102,6 +102,15 @@ def _known_mistakes(qs: tuple[torch.Tensor, ...]) -> list[Mistake]:
     return [m for m in table if not any(o.message != m.message and close(o.wrong, m.wrong) for o in table)]
 
 
+KNOWN_ERRORS = [
+    KnownError(
+        "Boolean value of Tensor with more than one value is ambiguous",
+        "Python's built-in min() asks whether one whole tensor is smaller than another, and a column of"
+        " comparisons has no single True or False: compare the critics element-wise, with torch",
+    ),
+]
+
+
 def _raised(problem: str, qs: tuple[torch.Tensor, ...]) -> str:
     """The reply to an error raised with `qs`: for code written for exactly two critics, what to write instead."""
     any_number = ANY_NUMBER[0].upper() + ANY_NUMBER[1:]
@@ -114,7 +123,7 @@ def _raised(problem: str, qs: tuple[torch.Tensor, ...]) -> str:
             f"{call}: torch.min(a, b) and torch.minimum(a, b) compare exactly two tensors, element-wise, and here"
             f" q_values holds {len(qs)}. {any_number}"
         )
-    return problem
+    return explain_error(problem, KNOWN_ERRORS)
 
 
 def _are_indices(answer: torch.Tensor, n: int) -> bool:

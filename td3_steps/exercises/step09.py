@@ -11,7 +11,18 @@ from __future__ import annotations
 
 import torch
 
-from . import Mistake, checker, close, dtype_problem, inference_problem, match_mistake, report, run_safely
+from . import (
+    KnownError,
+    Mistake,
+    checker,
+    close,
+    dtype_problem,
+    explain_error,
+    inference_problem,
+    match_mistake,
+    report,
+    run_safely,
+)
 
 RIGHT = "y = r + gamma * (1 - terminated) * next_q"
 ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
@@ -66,7 +77,7 @@ def mistakes(case: dict) -> list[Mistake]:
         Mistake(
             r + gamma * q,
             "your target bootstraps from the terminated transitions (rows 2 and 4): multiply the bootstrap"
-            f" by (1 - terminated), the episode really ended there and has no future. {RIGHT}",
+            " by (1 - terminated), the episode really ended there and has no future",
         ),
         Mistake(
             r + gamma * term * q,
@@ -94,6 +105,15 @@ def mistakes(case: dict) -> list[Mistake]:
     ]
 
 
+KNOWN_ERRORS = [
+    KnownError(
+        "Boolean value of Tensor with more than one value is ambiguous",
+        "Python's `not` (like `if`, `and` and `or`) needs one True or False, and terminated is a column, one"
+        " flag per transition: turn the flag into a factor with arithmetic, which works on every row at once",
+    ),
+]
+
+
 def _call(fn, case: dict, next_q: torch.Tensor | None = None) -> tuple:
     """(answer, problem, the inputs as passed): the student's y on fresh copies of the case."""
     inputs = [case[k].clone() for k in INPUTS]
@@ -102,7 +122,7 @@ def _call(fn, case: dict, next_q: torch.Tensor | None = None) -> tuple:
     answer, problem = run_safely(
         fn, *inputs, case["gamma"], what="my_target(reward, terminated, truncated, next_q, gamma)"
     )
-    return answer, problem, inputs
+    return answer, problem and explain_error(problem, KNOWN_ERRORS), inputs
 
 
 def _flat_problem(answer: torch.Tensor, y: torch.Tensor) -> str:

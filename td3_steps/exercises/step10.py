@@ -83,6 +83,8 @@ def _raised(problem: str, obs: torch.Tensor, action: torch.Tensor) -> str:
         )
     if "shapes cannot be multiplied" in problem:
         return f"{problem}. {feature_axis}"
+    if "takes 2 positional arguments but 3 were given" in problem:
+        return f"{problem}. Each critic here is a plain network that reads one input, [s, a]: {RIGHT}"
     return problem
 
 

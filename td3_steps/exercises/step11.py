@@ -160,7 +160,12 @@ def check_critic_loss(fn) -> bool:
         side_effects = _side_effect_problems(qs, y)
         if side_effects:
             return report(side_effects, "")
-        if failure is None and not isinstance(loss, torch.Tensor):
+        if failure is None and isinstance(loss, (tuple, list)):
+            failure = (
+                f"the loss is a {type(loss).__name__} of {len(loss)} items: add the critics' MSEs into one number, a"
+                " torch.Tensor, so that step 12 can call loss.backward() once"
+            )
+        elif failure is None and not isinstance(loss, torch.Tensor):
             failure = (
                 f"the loss is a {type(loss).__name__}: return a torch.Tensor (no .item()), so that step 12 can"
                 " call loss.backward()"

@@ -186,8 +186,9 @@ def check_update_critics(update_critics) -> bool:
             moved = changed(before, critics)
             if not moved:
                 return report(
-                    ["the critics did not move: compute the loss, then optimizer.zero_grad(), loss.backward() and"
-                     " optimizer.step(), in that order (zero_grad between backward and step erases the gradients)."],
+                    ["the critics did not move: compute the loss, then clear the old gradients, backpropagate the"
+                     " loss and step the given optimizer, in that order (zero_grad() between backward() and step()"
+                     " erases the gradients)."],
                     "",
                 )  # fmt: skip
             still = [str(i + 1) for i in range(2) if not any(name.startswith(f"members.{i}.") for name in moved)]

@@ -163,15 +163,16 @@ def _critics_problem(critics: Critics, before: dict) -> str | None:
     return None
 
 
-def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
-    """Play the schedule for delay d: when the actor moved, when the function returned something, and
-    the problems of its steps (the first one only)."""
+def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str], set[str]]:
+    """Play the schedule for delay d: when the actor moved, when the function returned something, the problems
+    of its steps (the first one only), and how far a due call that left the actor where it was got: "graph" (it
+    returned a J whose gradient history reaches the actor) or "gradient" (the actor's weights hold a gradient)."""
     batch, action_dim, lr = CASES[d]
     actor, critics, obs = case(d, batch, action_dim)
     optimizer = torch.optim.Adam(actor.parameters(), lr=lr)
     reference = copy.deepcopy(actor)
     reference_optimizer = torch.optim.Adam(reference.parameters(), lr=lr)
-    moved, returned, problems = [], [], []
+    moved, returned, problems, stalled = [], [], [], set()
     for k in range(1, UPDATES[d] + 1):
         step = LEARNING_STARTS + TRAIN_FREQ * k
         with torch.no_grad():
@@ -190,10 +191,15 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
                     ". No gradient reaches the actor: J must be computed from actor(obs) itself, not detached"
                     " and not under torch.no_grad(); the gradient flows from Q1 through the action"
                 )
-            return moved, returned, [problem + sizes_note(batch, action_dim, CASES[DELAYS[0]][:2])]
+            return moved, returned, [problem + sizes_note(batch, action_dim, CASES[DELAYS[0]][:2])], stalled
         moved.append(bool(changed(actor_before, actor)))
         returned.append(loss is not None)
         problem = _critics_problem(critics, critics_before) or learning_rate_problem(rates, optimizer)
+        if policy_update_due(k, d) and not moved[-1]:
+            if isinstance(loss, torch.Tensor) and _leads_to(loss, actor):
+                stalled.add("graph")
+            if any(p.grad is not None and bool(p.grad.any()) for p in actor.parameters()):
+                stalled.add("gradient")
         if policy_update_due(k, d):
             critics.requires_grad_(True)  # a step that left them frozen has its problem already
             actor_update(reference, critics, obs, reference_optimizer)
@@ -202,7 +208,7 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str]]:
                 problem = _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped)
         if problem:
             problems.append(problem)
-    return moved, returned, problems[:1]
+    return moved, returned, problems[:1], stalled
 
 
 def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped: bool) -> str | None:
@@ -249,6 +255,41 @@ def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped
     )
 
 
+def _leads_to(loss: torch.Tensor, module: torch.nn.Module) -> bool:
+    """Whether `loss`'s gradient history reaches a parameter of `module` (its nodes outlive backward())."""
+    params = {id(p) for p in module.parameters()}
+    seen, nodes = set(), [loss.grad_fn]
+    while nodes:
+        node = nodes.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if id(getattr(node, "variable", None)) in params:
+            return True
+        nodes += [next_node for next_node, _ in node.next_functions]
+    return False
+
+
+def _stalled_problem(stalled: set[str]) -> str:
+    """Why an actor that was due never moved, from how far its due calls got (see `_run`)."""
+    if "gradient" in stalled:
+        return (
+            "your function returned J when the actor was due, and J's gradient reached the actor's weights, but"
+            " the actor did not move: after J.backward(), optimizer.step() takes the step"
+        )
+    if "graph" in stalled:
+        return (
+            "your function returned J when the actor was due, with its gradient history, but the actor's weights"
+            " hold no gradient and did not move: backpropagate J (J.backward()), then optimizer.step(); clear"
+            " the old gradients before backward(), not between backward() and step(), which erases them"
+        )
+    return (
+        "your function returned J when the actor was due, but the actor did not move: no gradient reached its"
+        " weights, or it was cleared before the step. Compute J from actor(obs) itself (not detached, not under"
+        " torch.no_grad()), then optimizer.zero_grad(), J.backward(), optimizer.step(), in that order"
+    )
+
+
 def _returned_problem(loss) -> str | None:
     """What is wrong with the type or shape of a due step's returned J (a one-element tensor or a number), or
     None."""
@@ -288,21 +329,19 @@ def _schedule_problem(calls, patterns, expected) -> str:
 @checker
 def check_delayed_actor(fn) -> bool:
     """Check `fn(env_step, critic_updates, d, actor, critics, obs, optimizer)` over the schedule, d = 2 and 3."""
-    patterns, returns, problems = [], [], []
+    patterns, returns, problems, stalled = [], [], [], set()
     for d in DELAYS:
-        moved, returned, run_problems = _run(fn, d)
+        moved, returned, run_problems, run_stalled = _run(fn, d)
         if len(moved) < UPDATES[d]:  # it raised
             return report(run_problems, "")
         patterns.append(moved)
         returns.append(returned)
         problems += run_problems
+        stalled |= run_stalled
     calls = [[(LEARNING_STARTS + TRAIN_FREQ * k, k, d) for k in range(1, UPDATES[d] + 1)] for d in DELAYS]
     expected = [[policy_update_due(k, d) for _, k, d in run] for run in calls]
     if not any(map(any, patterns)) and returns == expected:
-        return report(
-            ["your function returned J when the actor was due, but the actor did not move: no gradient reached"
-             " its weights. Compute J from actor(obs) itself (not detached, not under torch.no_grad()), then"
-             " optimizer.zero_grad(), J.backward(), optimizer.step()"], "")  # fmt: skip
+        return report([_stalled_problem(stalled)], "")
     if patterns != expected:
         table = [Mistake([[bool(due(*call)) for call in run] for run in calls], message)
                  for due, message in SCHEDULE_MISTAKES]  # fmt: skip

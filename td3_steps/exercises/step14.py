@@ -28,6 +28,12 @@ MISTAKES = [
         " moves the target tau of the way toward the online network.",
     ),
     (
+        lambda t, b, tau: tau * t + 1 - tau * b,
+        "the brackets are misplaced, (1 - tau * theta'): this is the common error of the form 1 - tau * theta'."
+        " The formula is tau * theta + (1 - tau) * theta', which moves the target tau of the way toward the online"
+        " network.",
+    ),
+    (
         lambda t, b, tau: (1 - tau) * t + tau * b,
         "tau and 1 - tau are swapped: the target must move only tau (a small fraction) of the way toward the"
         " online network, tau * theta + (1 - tau) * theta'.",

@@ -82,14 +82,21 @@ def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backprop
         )
     if due and not moved:
         return (
-            f"the actor should move at iteration {i}: call actor_update(agent.actor, agent.critics, batch.obs,"
-            " agent.actor_optimizer) when policy_update_due(agent.critic_updates, agent.config.policy_delay)."
+            f"the actor should move at iteration {i}, a delayed one: step 13 (actor_update) runs when"
+            " policy_update_due says the delay has come round, for the critic-update counter and the config's delay."
         )
     if moved and not due:
+        behind = (  # what a test made before this iteration's += 1 gives
+            f" once it counts this iteration's critic update (before agent.critic_updates += 1 it still holds {i - 1},"
+            " one update behind)"
+            if (i - 1) % delay == 0
+            else ""
+        )
         return (
             f"the actor moved at iteration {i}, but with agent.config.policy_delay = {delay} it moves only after"
             f" critic updates {delay}, {2 * delay}, ...: test policy_update_due(agent.critic_updates,"
-            " agent.config.policy_delay). The delay counts critic updates, never environment steps (agent.num_steps)."
+            f" agent.config.policy_delay){behind}. The delay counts critic updates, never environment steps"
+            " (agent.num_steps)."
         )
     if due and not close(ours["actor"], theirs["actor"]):
         return (
@@ -132,7 +139,10 @@ def _target_problem(i: int, due: bool, step: int, name: str, online: str, before
     )
     online_moved = not _equal(ours[online], before[online])
     if not moved:  # a target stepped toward an online network that had not moved yet may not move at all
-        stayed = f"iteration {i} is a delayed one, but agent.{name} did not move: step {step} is {call}, in the same branch as the actor's update."
+        stayed = (
+            f"iteration {i} is a delayed one, but agent.{name} did not move: step {step} (polyak_update) moves it"
+            f" toward agent.{online}, in the same branch as the actor's update."
+        )
         return (online_moved and match_mistake(ours[name], [early], tol=MATCH_TOL)) or stayed
     mistakes = [
         early,

@@ -35,6 +35,22 @@ def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others
     return int(total_timesteps)
 
 
+def _signature(function: Callable) -> inspect.Signature | None:
+    """The signature of `function`, or None where Python cannot tell it (some built-in functions)."""
+    try:
+        return inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+
+
+def _takes_one_argument(signature: inspect.Signature) -> bool:
+    try:
+        signature.bind(None)
+    except TypeError:
+        return False
+    return True
+
+
 def learn_interrupted(step: int, end: int) -> KeyboardInterrupt:
     """The KeyboardInterrupt that learn raises for a notebook's interrupt: where training stands, and how to finish."""
     left = end - step
@@ -58,6 +74,13 @@ def callbacks_of(callback, log, eval_freq, eval_episodes) -> list[Callable]:
                " every step, that returns False to stop (StopTrainingOnMaxEpisodes(100) is"
                " lambda m: m.episodes < 100; EvalCallback is td3_steps.EvalCallback)." if stable_baselines3 else "")
         )  # fmt: skip
+    for function, name, argument in [*((f, "callback", "model") for f in callbacks), (log, "log", "row")]:
+        signature = _signature(function) if function is not None else None
+        if signature is not None and not _takes_one_argument(signature):
+            raise TypeError(
+                f"learn calls {name}({argument}), with one argument, but {function!r:.80} takes {signature}: give it"
+                f" one parameter, as in def {name}({argument}): ..."
+            )
     if not (is_count(eval_freq) and eval_freq == 0):  # 0: no evaluation; anything else EvalCallback checks
         callbacks.insert(0, EvalCallback(eval_freq, eval_episodes))
     return callbacks

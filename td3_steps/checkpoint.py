@@ -205,6 +205,13 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
         raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote.")
     if not path.is_dir():
         raise CheckpointError(f"{path} is a file; a td3_steps checkpoint is the directory that TD3.save wrote.")
+    try:
+        return _read_files(path, map_location, memory)
+    except (PermissionError, IsADirectoryError, NotADirectoryError) as error:
+        raise _unreadable(path, error) from error
+
+
+def _read_files(path: Path, map_location, memory: bool) -> tuple[dict, dict, dict | None]:
     meta_file = path / "meta.json"
     if not meta_file.exists():
         raise CheckpointError(f"{path} is not a td3_steps checkpoint (it has no meta.json).")
@@ -230,6 +237,19 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
     memory_file = path / MEMORY
     replay = load_tensors(memory_file, map_location) if memory and memory_file.exists() else None
     return meta, state, replay
+
+
+def _unreadable(path: Path, error: OSError) -> CheckpointError:
+    """A file of the checkpoint `path` that cannot be read (a permission, or a directory where a file belongs), as a
+    CheckpointError that says what to do, not the system's bare error."""
+    if isinstance(error, PermissionError):
+        return CheckpointError(
+            f"Cannot read {error.filename} ({error.strerror}): make the checkpoint readable to you"
+            f" (chmod -R u+rX {path}), or load a copy you may read."
+        )
+    if isinstance(error, IsADirectoryError):
+        return CheckpointError(f"{error.filename} is a directory, where a td3_steps checkpoint has a file. {REMEDY}")
+    return CheckpointError(f"Cannot read {error.filename} ({error.strerror}). {REMEDY}")
 
 
 def _verify(path: Path, names) -> None:
@@ -282,6 +302,11 @@ def load_tensors(file: Path, map_location) -> dict:
         )
     try:
         return torch.load(file, map_location=map_location, weights_only=True)
+    except PermissionError as error:
+        raise CheckpointError(
+            f"Cannot read {file} ({error.strerror}): make it readable to you (chmod u+r {file}), or load a copy you"
+            " may read."
+        ) from error
     except Exception as error:  # torch raises many types for a damaged or foreign file
         # torch's weights-only refusal advises weights_only=False, which would run code from the file: not said here
         if "Weights only load failed" in str(error):
@@ -352,6 +377,15 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
             config = TD3Config.from_dict(meta["config"])
         except ConfigError as error:
             raise CheckpointError(f"{path}: {error}") from error
+    else:
+        _check_same_networks(path, meta["config"], config)
+    saved_capacity = memory_state.get("capacity") if isinstance(memory_state, dict) else None
+    if isinstance(saved_capacity, int) and saved_capacity != config.buffer_size:
+        raise CheckpointError(
+            f"{path} holds a replay memory of capacity {saved_capacity}, and config.buffer_size is"
+            f" {config.buffer_size} here: keep buffer_size={saved_capacity}, or load without the memory,"
+            " TD3.load(path, memory=False, config=...)."
+        )
     model = cls(env, config, seed=meta["seed"], device=device, tensorboard_log=tensorboard_log, **networks)
     try:
         _check_networks(path, model, state)
@@ -367,6 +401,29 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
             f"{_custom_remedy(networks)} {REMEDY}"
         ) from error
     return model
+
+
+# the settings of the networks that their saved tensors need not show (net_arch and n_critics show in the shapes,
+# which _check_networks reads): another activation computes something else from the very same weights
+NETWORK_FIELDS = ("activation", "layer_norm", "features_extractor", "share_features_extractor")
+
+
+def _check_same_networks(path, saved: dict, config: TD3Config) -> None:
+    """Refuse a config passed to load whose networks differ from those the weights were trained in: another
+    activation or a layer norm would compute something else from the same weights, silently. Training settings
+    (learning_rate, batch_size, tau, noise, ...) may change on load."""
+    given, default = config.to_dict(), TD3Config().to_dict()
+    wrong = [
+        f"config.{name} is {given[name]!r} here, {saved.get(name, default[name])!r} in the checkpoint"
+        for name in NETWORK_FIELDS
+        if given[name] != saved.get(name, default[name])
+    ]
+    if wrong:
+        raise CheckpointError(
+            f"{path} was trained with other networks: {'; '.join(wrong)}. Its weights fit only the networks they"
+            f" were trained in: keep the network settings as saved, and change only training settings"
+            " (learning_rate, batch_size, tau, the noise, ...)."
+        )
 
 
 def check_custom_networks(path, custom: dict[str, bool], networks: dict, load: str) -> None:
@@ -439,7 +496,8 @@ def restore_agent(model, meta: dict, state: dict) -> None:
     _restore_generators(model, state)
     if state["episode_obs"] is not None:
         _replay_episode(model, state["episode_actions"].numpy(), state["episode_obs"].numpy(), meta["episode_return"])
-    if "noise" in state:  # after the replay, whose reset cleared it
+    # after the replay, whose reset cleared it; a noise of another type, passed to load, starts afresh
+    if "noise" in state and meta["config"].get("noise_type", "normal") == model.config.noise_type:
         model.noise.load_state_dict(state["noise"])
 
 

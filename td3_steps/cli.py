@@ -41,7 +41,6 @@ from . import __version__
 from .agent import TD3
 from .checkpoint import CheckpointError, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
-from .envs import make_env
 from .files import as_path, write_text_atomically
 from .metrics import (
     MetricsCSV,
@@ -417,6 +416,7 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
     }
     run_dir = Path(args.out) if args.out else _free_dir(Path("runs") / f"{preset_name}-seed{seed}")
     _replaced_by_out(run_dir, args.force)  # refused before anything is written
+    _check_tensorboard_log(run_dir, args.tensorboard_log)
     _use_threads(run)
     model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=args.tensorboard_log)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -457,6 +457,20 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
     return [p for p in entries if p.name in RUN_FILES or p.name.rsplit(".", 1)[0] in RUN_FILES]
 
 
+def _check_tensorboard_log(run_dir: Path, tensorboard_log: str | None) -> None:
+    """A RunError if --tensorboard-log is one of the run's files or inside one (checkpoint/): a save replaces those
+    whole. The run directory itself, or a folder of its own in it, takes the event files (made at the first row,
+    after the run directory was found empty)."""
+    if tensorboard_log is None or run_dir.resolve() not in Path(tensorboard_log).resolve().parents:
+        return
+    name = Path(tensorboard_log).resolve().relative_to(run_dir.resolve()).parts[0]
+    if name == LOCK or name in RUN_FILES or name.rsplit(".", 1)[0] in RUN_FILES:
+        raise RunError(
+            f"--tensorboard-log {tensorboard_log}: {run_dir / name} is the run's own, which training replaces; give a"
+            f" directory of its own for the event files, such as {run_dir / 'tb'}."
+        )
+
+
 def _episodes(n: int) -> str:
     return f"{n} deterministic episode{'s' * (n != 1)}"
 
@@ -471,6 +485,7 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     run_dir = Path(args.resume)
     run = _read_run(run_dir)
     _check_resumable(run_dir)
+    _check_tensorboard_log(run_dir, args.tensorboard_log)
     held = _claim(run_dir)
     changes = _apply_resume_changes(run, args)
     _use_threads(run)
@@ -765,14 +780,14 @@ def evaluate_command(args: argparse.Namespace) -> None:
 
 
 def render_command(args: argparse.Namespace) -> None:
-    from .render import check_video_path, record_episode, write_video
+    from .render import check_video_path, record_episode, rendering_env, write_video
 
     given = Path(args.run_dir)
     # beside a checkpoint, never in it: a checkpoint directory that holds another file cannot be saved over
     folder = given if given.is_dir() and _checkpoint_dir(args.run_dir) != given else given.parent
     out = check_video_path(args.out or folder / "agent.gif")
     model = _agent(args.run_dir, args.device)
-    env = make_env(model.env_id, render_mode="rgb_array")
+    env = rendering_env(model.env_id)
     frames, total = record_episode(model, env, args.max_steps)
     write_video(frames, out, args.fps)
     print(f"Wrote {out} ({len(frames)} frames, return {total:.1f})")

@@ -113,7 +113,8 @@ class TD3Config:
     noise_type: str = "normal"
     """Acting noise: "normal" (Gaussian, the paper's) or "ornstein-uhlenbeck" (DDPG's); see td3_steps.noise."""
     ou_theta: float = 0.15
-    """theta, the pull back to 0 of the Ornstein-Uhlenbeck noise."""
+    """theta, the pull back to 0 of the Ornstein-Uhlenbeck noise (which refuses one so large that it would grow
+    without bound: td3_steps.noise)."""
     random_exploration: float = 0.0
     """Probability of a uniformly random action instead of pi(s) + noise after learning_starts."""
     net_arch: tuple[int, ...] = (400, 300)

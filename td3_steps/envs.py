@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib
 import os
 import sys
 import warnings
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 
 import gymnasium as gym
 import numpy as np
+import torch
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
@@ -119,9 +121,33 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
                 " directory or PYTHONPATH)."
             )
         raise ValueError(f"Cannot make environment {env_id!r}: {error}{yours}") from error
+    except (AttributeError, ValueError) as error:  # the env's own code may raise these too: then they stand
+        entry = _unloadable_entry_point(spec)
+        if entry is None:
+            raise
+        raise ValueError(
+            f"Cannot make environment {env_id!r}: its registered entry point {entry!r} was not found ({error})."
+            " Register it with entry_point='module:EnvClass', naming a class (or function) that the module"
+            " defines, or with the class itself: gymnasium.register(id, entry_point=EnvClass)."
+        ) from error
     for warning in said:  # an env that was made keeps its warnings, under the caller's filters
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return QuietReset(env) if bullet and not any(isinstance(w, QuietReset) for w in wrappers_of(env)) else env
+
+
+def _unloadable_entry_point(spec: str | EnvSpec) -> str | None:
+    """The entry point string registered for `spec` where gymnasium cannot load it (its module lacks the name, or
+    it is not of the form 'module:name'); None where it loads, or the id is not registered."""
+    if isinstance(spec, str):
+        spec = gym.registry.get(spec.split(":")[-1])  # "module:Env-v0" is registered as "Env-v0"
+    entry = getattr(spec, "entry_point", None)
+    if not isinstance(entry, str):
+        return None
+    module, _, name = entry.partition(":")
+    try:
+        return None if name and hasattr(importlib.import_module(module), name) else entry
+    except Exception:  # a module that cannot be imported is named by the error gymnasium raised
+        return None
 
 
 def bounds_mismatch(low, high, space: spaces.Box) -> str | None:
@@ -148,7 +174,9 @@ def check_action_space(space: gym.Space) -> spaces.Box:
 
 
 def check_bounds(low, high) -> None:
-    """Action bounds TD3 can act in: a finite low and high for each dimension, low < high in every one.
+    """Action bounds TD3 can act in: a finite low and high for each dimension, low < high in every one, and
+    high - low and high + low finite in float32 (the actor's center and half-range: an overflow there makes every
+    action inf or NaN).
 
     Checked for an env's action space (check_action_space) and for an Actor made directly.
     """
@@ -161,22 +189,52 @@ def check_bounds(low, high) -> None:
             " Wrap the environment so that its action space has finite low and high (e.g. gymnasium.wrappers.RescaleAction"
             " on a bounded space, or ClipAction with explicit bounds)."
         )
+    with np.errstate(all="ignore"):  # what overflows is refused below
+        low32, high32 = low.astype(np.float32), high.astype(np.float32)
+        center_and_range = np.stack([high32 + low32, high32 - low32])
+    if not np.all(np.isfinite(center_and_range)):
+        raise SpaceError(
+            f"TD3 needs bounded continuous actions, but these action bounds are too wide: low={low}, high={high}."
+            " The actor computes in float32, where high - low (and high + low) must be finite, at most about 3.4e38;"
+            " these overflow to inf, and every action would be inf or NaN. Wrap the environment so that its action"
+            " space has narrower bounds (e.g. gymnasium.wrappers.RescaleAction to [-1, 1])."
+        )
     if not np.all(high > low):
         raise SpaceError(f"Every action dimension needs low < high, got low={low}, high={high}.")
 
 
+# the observation spaces TD3 flattens into one vector, and reads back in predict; and Dict or Tuple spaces of them
+FLAT_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+
 def flat_observation_space(space: gym.Space) -> spaces.Box:
-    """The flat float Box that observations become (one-hot for discrete parts), as Stable-Baselines does."""
-    try:
-        flat = spaces.flatten_space(space)
-    except (NotImplementedError, TypeError, ValueError) as error:
+    """The flat float Box that observations become (one-hot for discrete parts), as Stable-Baselines does.
+
+    Only FLAT_SPACES and Dict or Tuple spaces of them: gymnasium flattens some others too (Text, OneOf), but
+    into vectors that predict could not read back from an observation of theirs (a string, say).
+    """
+    name, part = _unsupported_part(space, "obs")
+    if part is not None:
+        where = f"{space}" if part is space else f"the observation space's part {name}, {part},"
         raise SpaceError(
-            f"TD3 needs observations it can flatten into a vector of numbers, but got {space}."
-            " Wrap the environment with a gymnasium.ObservationWrapper that returns a Box."
-        ) from error
-    if not isinstance(flat, spaces.Box):
-        raise SpaceError(f"Observations of space {space} do not flatten into a fixed-size vector.")
-    return flat
+            "TD3 reads observations as one vector of numbers, flattened from a Box, Discrete, MultiDiscrete or"
+            " MultiBinary space, or a Dict or Tuple of them (one-hot for the discrete parts); it cannot flatten"
+            f" {where} into one, nor read it back in predict. Wrap the environment with a"
+            " gymnasium.ObservationWrapper that returns a Box."
+        )
+    return spaces.flatten_space(space)
+
+
+def _unsupported_part(space: gym.Space, name: str) -> tuple[str, gym.Space | None]:
+    """The first part of `space` (named as indexed from `name`) that is not one of FLAT_SPACES; (name, None)
+    if there is none."""
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        for key in space.spaces if isinstance(space, spaces.Dict) else range(len(space.spaces)):
+            found = _unsupported_part(space[key], f"{name}[{key!r}]")
+            if found[1] is not None:
+                return found
+        return name, None
+    return name, (None if isinstance(space, FLAT_SPACES) else space)
 
 
 def flatten_observation(space: gym.Space, obs) -> np.ndarray:
@@ -203,14 +261,52 @@ def stored_observation(space: gym.Space, obs) -> np.ndarray:
     return np.array(obs, dtype=np.uint8) if is_image_space(space) else flatten_observation(space, obs)
 
 
+def lossy_values(space: spaces.Box, values: np.ndarray) -> str | None:
+    """What `values` are ('float32 values in [0, 0.9999]'), where casting them to the integer dtype of `space`
+    would change them: floats, or numbers outside the dtype's range; else None (a float Box takes any reals).
+
+    An image is stored in its space's dtype, and gymnasium casts a Box part of a Dict to its dtype: the cast is
+    silent, and would turn frames of floats in [0, 1) into frames of zeros.
+    """
+    if space.dtype.kind not in "iu" or values.size == 0 or np.can_cast(values.dtype, space.dtype):
+        return None  # (uint8 frames for a uint8 space: no scan of the frame)
+    if values.dtype.kind in "iub":
+        limits = np.iinfo(space.dtype)
+        if limits.min <= values.min() and values.max() <= limits.max:
+            return None
+    elif values.dtype.kind not in "fc":
+        return None  # not numbers (strings, objects): converting them says so
+    real = values[~np.isnan(values)] if values.dtype.kind in "fc" else values
+    span = f" in [{real.min():.6g}, {real.max():.6g}]" if real.size else ""
+    return f"{values.dtype} values{span}" + (" and NaN" if real.size < values.size else "")
+
+
+def cast_changes(space: spaces.Box) -> str:
+    """What an integer Box declares, and what a cast to its dtype does, for a message on lossy_values."""
+    limits = np.iinfo(space.dtype)
+    what = "pixels" if is_image_space(space) else "whole numbers"
+    examples = ": 0.5 becomes 0, 300 becomes 44, -1 becomes 255" if space.dtype == np.uint8 else ""
+    return (
+        f"declares {space.dtype} {what} {limits.min}..{limits.max}, and a cast to {space.dtype} would change them"
+        f" silently (it drops fractions, and wraps numbers out of range around{examples})"
+    )
+
+
 def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     """One observation or a batch of them, as stored, with a leading batch axis; and whether a batch was given.
 
     A batch of Dict or Tuple observations is one observation whose every part has a leading batch axis (of one
-    length), as a vectorized env returns it (Stable-Baselines3's evaluate_policy passes such batches).
+    length), as a vectorized env returns it (Stable-Baselines3's evaluate_policy passes such batches). An empty
+    batch gives an empty batch. A torch tensor is read detached (one that requires grad has no numpy view).
+
+    What cannot be stored as it is given is refused with a ValueError that names the part (check_values):
+    NaN, a category out of range, floats for an integer Box (which a cast would change silently).
     """
+    if isinstance(obs, torch.Tensor):
+        obs = obs.detach().cpu()
     if not isinstance(space, spaces.Box):
         n = _batch_length(space, obs, space)
+        check_values(space, obs)
         if n is None:
             return stored_observation(space, obs)[None], False
         observations = [
@@ -219,22 +315,72 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
         ]
         return np.stack(observations) if observations else np.empty((0, *stored_observation_shape(space))), True
     expected = f"one observation of shape {space.shape} or a batch of shape (n, {', '.join(map(str, space.shape))})"
-    try:
-        array = np.asarray(obs, dtype=np.uint8 if is_image_space(space) else np.float32)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"Expected {expected} of numbers, got {type(obs).__name__} {obs!r:.80} ({error}).") from error
+
+    def as_array(values, dtype):
+        try:
+            return np.asarray(values, dtype=dtype)
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"Expected {expected} of numbers, got {type(obs).__name__} {obs!r:.80} ({error})."
+            ) from error
+
+    integer = space.dtype.kind in "iu"  # read as given, checked, then cast: a cast would change floats silently
+    array = as_array(obs, None if integer else np.float32)
     if array.shape == space.shape:
         array, batched = array[None], False
     elif array.ndim == len(space.shape) + 1 and array.shape[1:] == space.shape:
         batched = True
     else:
         raise ValueError(f"Expected {expected}, got an array of shape {array.shape}.")
+    if integer:
+        check_values(space, array)
+        array = as_array(array, np.uint8 if is_image_space(space) else np.float32)
     if array.dtype == np.float32 and not np.isfinite(array).all():
         raise ValueError(
             "The observation holds NaN or inf, on which the actor's action means nothing: check the environment"
             " or the code that produced it."
         )
-    return (array if is_image_space(space) else array.reshape(len(array), -1)), batched
+    return (array if is_image_space(space) else array.reshape(len(array), int(np.prod(space.shape)))), batched
+
+
+def check_values(space: gym.Space, obs, name: str = "obs") -> None:
+    """A ValueError, naming the part (obs['b']), where `obs` (one observation, or a batch of one with a leading
+    axis) holds what TD3 cannot store as given: a NaN or inf in a float Box, floats or numbers out of range for an
+    integer Box (see lossy_values), or a category out of range for a discrete space. gymnasium's flatten would
+    raise an IndexError for Discrete(4) given 7 or 1.5, and take -1 as the last category, silently."""
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        for key in space.spaces if isinstance(space, spaces.Dict) else range(len(space.spaces)):
+            check_values(space[key], obs[key], f"{name}[{key!r}]")
+        return
+    values = np.asarray(obs)
+    where = "The observation" + (f"'s part {name}" if name != "obs" else "") + f" ({space})"
+    if isinstance(space, spaces.Box):
+        got = lossy_values(space, values)
+        if got is not None:
+            raise ValueError(
+                f"{where} holds {got}, but its space {cast_changes(space)}. Give"
+                f" {space.dtype} {'frames' if is_image_space(space) else 'values'}, as the environment returns them."
+            )
+        with np.errstate(over="ignore"):  # a float64 beyond float32's range is inf once stored
+            finite = values.dtype.kind != "f" or np.isfinite(values.astype(space.dtype, copy=False)).all()
+        if not finite:
+            raise ValueError(
+                f"{where} holds NaN or inf, on which the actor's action means nothing: check the environment or the"
+                " code that produced it."
+            )
+        return
+    if isinstance(space, spaces.Discrete):
+        low, high = int(space.start), int(space.start + space.n - 1)
+    elif isinstance(space, spaces.MultiDiscrete):
+        low, high = space.start, space.start + space.nvec - 1
+    else:  # MultiBinary
+        low, high = 0, 1
+    if values.dtype.kind not in "iub" or np.any(values < low) or np.any(values > high):
+        bounds = f"from {np.asarray(low).tolist()} to {np.asarray(high).tolist()}"
+        raise ValueError(
+            f"{where} must hold whole numbers {bounds}, got {obs!r:.80}: give a value of the space, as the"
+            " environment returns it."
+        )
 
 
 def _batch_length(space: gym.Space, obs, whole: gym.Space) -> int | None:
@@ -264,6 +410,8 @@ def _batch_length(space: gym.Space, obs, whole: gym.Space) -> int | None:
 def stored_observations(space: gym.Space, observations) -> np.ndarray:
     """n observations as stored, in one array: an array (n, *space.shape) for a Box, else a list of n."""
     if not isinstance(space, spaces.Box):
+        for obs in observations:
+            check_values(space, obs)
         return np.stack([stored_observation(space, obs) for obs in observations])
     batch, batched = observation_batch(space, observations)
     if not batched:
@@ -395,11 +543,20 @@ class _AsTD3ReadsIt(gym.Wrapper):
     checker asks `truncated is False`; TD3 reads them as truths, numpy bools included), and a NaN or infinite
     reward as 0 (NaN != NaN fails the checker's determinism check; TD3 stops with a TrainingError naming the
     step when such a reward reaches the losses), and a Box observation of the space's shape in the space's
-    dtype (TD3 stores observations as float32 whatever their dtype: float64 for a float32 space is fine)."""
+    dtype (TD3 stores observations as float32 whatever their dtype: float64 for a float32 space is fine), unless
+    that cast would change them (floats, or numbers out of range, for an integer space: a SpaceError)."""
 
     def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        return self._as_stored(obs), info
+        result = self.env.reset(**kwargs)
+        if not isinstance(result, tuple) or len(result) != 2:
+            returned = f"{len(result)} values" if isinstance(result, tuple) else f"one {type(result).__name__}"
+            raise TypeError(
+                f"reset() must return the 2 values (obs, info) of gymnasium's API, but it returned {returned}; an"
+                " environment written for the old gym API, whose reset() returned the observation alone, needs to"
+                " return (obs, info), info a dict ({} when there is nothing to say)"
+            )
+        obs, info = result
+        return self._as_stored(obs, "reset()"), info
 
     def step(self, action):
         result = self.env.step(action)
@@ -413,11 +570,20 @@ class _AsTD3ReadsIt(gym.Wrapper):
         obs, reward, terminated, truncated, info = result
         if np.ndim(reward) == 0 and isinstance(reward, (int, float, np.number)) and not np.isfinite(reward):
             reward = 0.0
-        return self._as_stored(obs), reward, bool(terminated), bool(truncated), info
+        return self._as_stored(obs, "step()"), reward, bool(terminated), bool(truncated), info
 
-    def _as_stored(self, obs):
+    def _as_stored(self, obs, returned_by: str):
         space = self.observation_space
         if isinstance(space, spaces.Box) and np.shape(obs) == space.shape:
+            got = lossy_values(space, np.asarray(obs))
+            if got is not None:
+                images = " frames ((frame * 255).astype(np.uint8) for frames in [0, 1])"
+                raise SpaceError(
+                    f"{type(self.env.unwrapped).__name__}.{returned_by} returned {got}, but its observation space"
+                    f" {space} {cast_changes(space)}. Return {space.dtype}"
+                    f"{images if is_image_space(space) else ' values'}, or declare a float Box"
+                    " (Box(low, high, shape, np.float32))."
+                )
             return np.asarray(obs, dtype=space.dtype)
         return obs
 
@@ -453,8 +619,10 @@ def _observation_problem(env: gym.Env) -> str:
         return "."
     observations = []
     try:
-        observations.append(("reset()", np.asarray(env.reset(seed=0)[0])))
-        observations.append(("step()", np.asarray(env.step(env.action_space.sample())[0])))
+        returned = env.reset(seed=0)
+        if isinstance(returned, tuple) and len(returned) == 2:  # else the checker's rule says what is wrong
+            observations.append(("reset()", np.asarray(returned[0])))
+            observations.append(("step()", np.asarray(env.step(env.action_space.sample())[0])))
     except Exception:  # the checker's message stands alone, or with what reset() returned
         pass
     for returned_by, obs in observations:

@@ -41,9 +41,29 @@ def check_file_path(path) -> Path:
 
 
 def check_writable(path) -> None:
-    """A PermissionError naming `path` unless a file can be made in the nearest directory at or above it that
-    exists (tried with a temporary file, gone at once): for a save that comes hours into training."""
-    directory = next(p for p in (Path(path), *Path(path).parents) if p.is_dir())
+    """A PermissionError naming `path` unless it can be written over: a file can be made beside it, in the nearest
+    directory above it that exists (where write_atomically makes `<path>.tmp`, and a checkpoint its `.tmp` and
+    `.old`), and, if `path` is a directory, in it too (a save replaces it whole). Checked before a save that comes
+    hours into training."""
+    path = Path(path)
+    if path.is_dir():
+        _check_takes_files(path, path)
+    _check_takes_files(path, _nearest_directory(path.parents))
+
+
+def check_writable_directory(directory) -> None:
+    """A PermissionError naming `directory` unless files can be made in it, or, if it is yet to be made, in the
+    nearest directory above it that exists (for a directory that others fill: TensorBoard's event files)."""
+    directory = Path(directory)
+    _check_takes_files(directory, _nearest_directory((directory, *directory.parents)))
+
+
+def _nearest_directory(paths) -> Path:
+    return next((p for p in paths if p.is_dir()), Path("."))
+
+
+def _check_takes_files(path: Path, directory: Path) -> None:
+    """Make a temporary file in `directory` (gone at once), or raise a PermissionError that names `path`."""
     try:
         with tempfile.TemporaryFile(dir=directory):
             pass
@@ -54,9 +74,16 @@ def check_writable(path) -> None:
 
 
 def make_parents(path) -> None:
-    """Create the directories above `path` that are missing (check_parents first)."""
+    """Create the directories above `path` that are missing (check_parents first); one that cannot be made is an
+    error naming `path` and the directory, not mkdir's bare one."""
     check_parents(path)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise type(error)(
+            f"Cannot write {path}: the directory {error.filename} cannot be made ({error.strerror}). Choose another"
+            " path."
+        ) from error
 
 
 def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:

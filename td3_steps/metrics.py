@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from .files import as_path, check_parents, write_atomically, write_text_atomically
+from .files import as_path, check_parents, check_writable_directory, write_atomically, write_text_atomically
 
 COLUMNS = [
     "step",
@@ -162,38 +162,47 @@ class MetricsCSV:
 class TensorBoardLog:
     """Writes metric rows to TensorBoard event files in `log_dir`: one scalar per CSV column, at x = step.
 
+    The directory and its event file are made at the first row, not before: an agent that fails to load after it
+    is built leaves nothing behind, and the command line's run directory, which may hold `log_dir`, stays empty
+    until training begins (it refuses one that is not).
     TensorBoard is optional: without it, construction raises an ImportError that says how to install it.
     """
 
     def __init__(self, log_dir):
-        log_dir = TensorBoardLog.check(log_dir)
+        self.log_dir = TensorBoardLog.check(log_dir)
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError as error:
             raise ImportError(
-                f"tensorboard_log={str(log_dir)!r} needs the tensorboard package: pip install tensorboard"
+                f"tensorboard_log={str(self.log_dir)!r} needs the tensorboard package: pip install tensorboard"
             ) from error
-        self.writer = SummaryWriter(str(log_dir))
+        self._make_writer = SummaryWriter
+        self.writer = None  # made at the first row
 
     @staticmethod
     def check(log_dir) -> Path:
-        """`log_dir` as a Path, if TensorBoard can make its directory there (checked before an agent is built)."""
+        """`log_dir` as a Path, if TensorBoard can make its directory and files there (checked before an agent is
+        built)."""
         log_dir = as_path(log_dir, "tensorboard_log")
         if log_dir.exists() and not log_dir.is_dir():
             raise NotADirectoryError(
                 f"tensorboard_log={str(log_dir)!r} is a file: give a directory for the event files."
             )
         check_parents(log_dir)
+        check_writable_directory(log_dir)
         return log_dir
 
     def __call__(self, row: dict) -> None:
+        if self.writer is None:
+            self.writer = self._make_writer(str(self.log_dir))
         for name in COLUMNS[1:]:
             value = row.get(name)
             if value is not None and not math.isnan(value):
                 self.writer.add_scalar(name, value, row["step"])
 
     def flush(self) -> None:
-        self.writer.flush()
+        if self.writer is not None:
+            self.writer.flush()
 
 
 def _whole(row: dict) -> bool:

@@ -44,10 +44,14 @@ class GaussianNoise:
         pass
 
 
-class OrnsteinUhlenbeckNoise:
-    """x * scale, where x follows x <- x - theta * x * dt + sqrt(dt) * N(0, 1), started at 0."""
+OU_DT = 1e-2  # the Ornstein-Uhlenbeck process's time step per action: x shrinks by the factor 1 - theta * dt
 
-    def __init__(self, size: int, theta: float = 0.15, dt: float = 1e-2, device: str | torch.device = "cpu"):
+
+class OrnsteinUhlenbeckNoise:
+    """x * scale, where x follows x <- x - theta * x * dt + sqrt(dt) * N(0, 1), started at 0: bounded in
+    distribution while theta * dt < 2 (|1 - theta * dt| < 1), growing without bound beyond."""
+
+    def __init__(self, size: int, theta: float = 0.15, dt: float = OU_DT, device: str | torch.device = "cpu"):
         if not is_count(size, 1):
             raise ValueError(
                 f"OrnsteinUhlenbeckNoise: size must be the number of action dimensions (>= 1), got {size!r}."
@@ -56,6 +60,11 @@ class OrnsteinUhlenbeckNoise:
             raise ValueError(f"OrnsteinUhlenbeckNoise: theta must be a finite number >= 0, e.g. 0.15; got {theta!r}.")
         if not (is_number(dt) and dt > 0):
             raise ValueError(f"OrnsteinUhlenbeckNoise: dt must be a finite number > 0, e.g. 0.01; got {dt!r}.")
+        if theta * dt >= 2:
+            raise ValueError(
+                f"OrnsteinUhlenbeckNoise: theta * dt = {theta * dt:g} makes the noise grow without bound (each step"
+                f" multiplies it by 1 - theta * dt); keep theta below {2 / dt:g} (2 / dt), e.g. 0.15."
+            )
         self.theta, self.dt = theta, dt
         self.x = torch.zeros(size, device=resolve_device(device))
 

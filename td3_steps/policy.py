@@ -15,7 +15,7 @@ from .checkpoint import (
     save_atomically,
 )
 from .config import TD3Config
-from .counts import check_flag, is_count
+from .counts import check_flag, is_count, is_number
 from .devices import resolve_device
 from .env_copies import evaluation_copy, share_statistics, warn_if_id_leaves_out
 from .envs import (
@@ -101,6 +101,11 @@ class Policy:
         self.obs_shape = stored_observation_shape(self.observation_space)
         self.obs_dim = int(np.prod(self.obs_shape))
         _check_fit(actor, self.action_space)
+        if not (is_number(exploration_noise) and exploration_noise >= 0):
+            raise ValueError(
+                "exploration_noise is sigma, the acting noise's standard deviation as a fraction of each dimension's"
+                f" half-range: a finite number >= 0, e.g. 0.1; got {exploration_noise!r:.80}."
+            )
         self.exploration_noise = exploration_noise
         self.noise = noise if noise is not None else GaussianNoise()
         if generator is None:

@@ -23,7 +23,7 @@ def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[lis
         raise ValueError(f"record_episode: max_steps must be a whole number >= 1, got {max_steps!r}.")
     seed = check_seed(seed)
     if isinstance(env, str):
-        env = make_env(env, render_mode="rgb_array")
+        env = rendering_env(env)
     elif getattr(env, "render_mode", None) != "rgb_array":
         raise ValueError(
             "record_episode needs an env that renders frames: pass its id, or make it with"
@@ -42,12 +42,32 @@ def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[lis
     return frames, total
 
 
+def rendering_env(env_id: str):
+    """make_env(env_id, render_mode="rgb_array"), or a ValueError that says what to change when the environment's
+    __init__ takes no render_mode: gymnasium passes it as a keyword, and the TypeError that followed ("Base() takes
+    no arguments") did not say that rendering was what failed."""
+    try:
+        return make_env(env_id, render_mode="rgb_array")
+    except TypeError as error:
+        try:  # made without one, the environment shows that the render_mode was what it did not take
+            make_env(env_id).close()
+        except Exception:
+            raise error from None
+        raise ValueError(
+            f"Cannot render {env_id}: its environment's __init__ takes no render_mode, so it cannot be made to render"
+            " frames (render_mode='rgb_array'). Give it one, def __init__(self, render_mode=None), kept as"
+            " self.render_mode, and a render() that returns the frame as an RGB array (H, W, 3) of uint8 when"
+            " render_mode == 'rgb_array' (see gymnasium.Env.render)."
+        ) from error
+
+
 def check_video_path(path) -> Path:
-    """A path write_video can write: a .gif, or an .mp4 with ffmpeg on PATH, and not a directory."""
+    """A path write_video can write: a .gif, or an .mp4 with ffmpeg on PATH (either in any case: .GIF), and not a
+    directory."""
     path = check_file_path(path)
-    if path.suffix not in (".gif", ".mp4"):
+    if path.suffix.lower() not in (".gif", ".mp4"):
         raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
-    if path.suffix == ".mp4" and shutil.which("ffmpeg") is None:
+    if path.suffix.lower() == ".mp4" and shutil.which("ffmpeg") is None:
         raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
     check_writable(path)  # before the episode is recorded, not after
     return path
@@ -81,7 +101,7 @@ def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
     if not (is_number(fps) and fps > 0):
         raise ValueError(f"write_video: fps must be a number > 0 (frames per second), got {fps!r}.")
     make_parents(path)
-    if path.suffix == ".gif":
+    if path.suffix.lower() == ".gif":
         from PIL import Image
 
         images = [Image.fromarray(frame) for frame in frames]

@@ -30,6 +30,22 @@ def test_a_list_holding_something_else_is_refused_before_a_step(small_config):
     assert model.num_steps == 0 and model.memory.size == 0
 
 
+def test_a_callback_or_log_of_another_signature_is_refused_before_a_step(small_config):
+    """callback=lambda: True raised "takes 0 positional arguments" after the first step; log=lambda: 1 only when
+    the first episode ended, 200 steps in."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    for arguments, words in [
+        ({"callback": lambda: True}, r"learn calls callback\(model\), with one argument, but .* takes \(\): give it"),
+        ({"callback": [print, lambda m, x: 1]}, r"callback\(model\), .* takes \(m, x\): .*def callback\(model\)"),
+        ({"log": lambda: 1}, r"learn calls log\(row\), with one argument, .* as in def log\(row\): \.\.\."),
+    ]:  # fmt: skip
+        with pytest.raises(TypeError, match=words):
+            model.learn(3, **arguments)
+    assert model.num_steps == 0
+    model.learn(2, callback=[id, lambda m, *rest: True, lambda m, x=1: True], log=lambda row, **options: None)
+    assert model.num_steps == 2
+
+
 def test_a_stable_baselines3_callback_object_is_told_what_to_write(small_config):
     sb3 = pytest.importorskip("stable_baselines3.common.callbacks")
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")

@@ -274,6 +274,32 @@ def test_network_settings_that_do_not_fit_the_saved_tensors_are_named(tmp_path, 
             TD3.load(tmp_path / "ckpt", env=env, device="cpu", config=config)
 
 
+def test_a_config_with_other_networks_is_refused_and_other_training_settings_load(tmp_path, toy_env, toy_config):
+    """An activation passed to load ran the saved weights through tanh instead of ReLU, silently; a noise type
+    passed to load raised KeyError: 'x' from restoring the saved noise's state."""
+    model = TD3(toy_env(), toy_config.replace(noise_type="normal"), seed=0, device="cpu")
+    model.learn(12)
+    model.save(tmp_path / "ckpt", include_memory=True)
+    for change, words in [
+        ({"activation": "tanh"}, r"config.activation is 'tanh' here, 'relu' in the checkpoint"),
+        ({"layer_norm": True, "share_features_extractor": True}, r"config.layer_norm is True here, False in the"
+         r" checkpoint; config.share_features_extractor is True here, False in the checkpoint\. Its weights fit"),
+    ]:  # fmt: skip
+        with pytest.raises(CheckpointError, match=words):
+            TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu", config=model.config.replace(**change))
+    with pytest.raises(CheckpointError, match=r"a replay memory of capacity 5000, and config.buffer_size is 50 here"):
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu", config=model.config.replace(buffer_size=50))
+    smaller = TD3.load(
+        tmp_path / "ckpt", env=toy_env(), device="cpu", memory=False, config=model.config.replace(buffer_size=50)
+    )
+    assert smaller.memory.capacity == 50 and smaller.memory.size == 0
+    changed = model.config.replace(learning_rate=1e-4, batch_size=4, noise_type="ornstein-uhlenbeck")
+    loaded = TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu", config=changed)
+    assert loaded.config == changed and loaded.num_steps == 12
+    assert not loaded.noise.x.any(), "the new noise type starts from its own initial state"
+    loaded.learn(20)
+
+
 def test_a_version_2_checkpoint_without_its_checksums_is_refused(tmp_path, toy_env, toy_config):
     TD3(toy_env(), toy_config, seed=0, device="cpu").save(tmp_path / "ckpt")
     (tmp_path / "ckpt" / "checksums.json").unlink()
@@ -441,3 +467,26 @@ def test_a_damaged_foreign_or_misfitting_replay_memory_file_is_refused(tmp_path,
             TD3(toy_env(), toy_config, seed=1, device="cpu").load_replay_memory(tmp_path / "bad.pt")
     with pytest.raises(ValueError, match="does not fit this one: it is a list, not a ReplayMemory.state_dict"):
         fresh.memory.load_state_dict([1, 2])
+
+
+def test_a_checkpoint_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path, monkeypatch, toy_env, toy_config):
+    """An unreadable state.pt, or a directory where checksums.json or state.pt belongs, raised the system's bare
+    PermissionError or IsADirectoryError."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu")
+    model.save(tmp_path / "ckpt")
+    TD3("Pendulum-v1", toy_config, seed=0, device="cpu").save_policy(tmp_path / "policy.pt")
+    with monkeypatch.context() as patched:
+
+        def refused(file, *args, **kwargs):
+            raise PermissionError(13, "Permission denied", str(file))
+
+        patched.setattr(torch, "load", refused)
+        for load in (lambda: TD3.load(tmp_path / "ckpt", env=toy_env()), lambda: Policy.load(tmp_path / "policy.pt")):
+            with pytest.raises(CheckpointError, match=r"Cannot read .* \(Permission denied\): make .* readable to you"):
+                load()
+    (tmp_path / "ckpt" / "checksums.json").unlink()
+    (tmp_path / "ckpt" / "checksums.json").mkdir()
+    with pytest.raises(
+        CheckpointError, match=r"checksums.json is a directory, where a td3_steps checkpoint has a file"
+    ):
+        TD3.load(tmp_path / "ckpt", env=toy_env())

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 from PIL import Image
@@ -591,3 +593,64 @@ def test_a_guarded_output_whose_reader_is_gone_asks_training_to_stop():
     assert guarded.write("a line\n") == 7 and stop == [cli.READER_GONE]
     guarded.flush()
     assert stop == [cli.READER_GONE]
+
+
+def test_tensorboard_event_files_go_in_the_run_directory_or_a_folder_of_it(tmp_path, capsys):
+    """--tensorboard-log RUN/tb (or RUN) always failed with "--out RUN is not empty (tb/)": TD3(...) made the
+    directory and its event file between the two checks that --out is empty, and left them behind."""
+    pytest.importorskip("tensorboard")
+    quick = ["--steps", "200", "--eval-freq", "200", "--eval-episodes", "1"]
+    for run, log in ((tmp_path / "run", tmp_path / "run" / "tb"), (tmp_path / "same", tmp_path / "same")):
+        main(["train", "--out", str(run), "--tensorboard-log", str(log), *quick])
+        assert (run / "run.json").exists() and len(list(log.glob("events.out.tfevents.*"))) == 1
+    line = fails(["train", "--out", str(tmp_path / "new"), "--tensorboard-log", str(tmp_path / "new" / "policy.pt"),
+                  *quick], capsys)  # fmt: skip
+    assert f"{tmp_path / 'new' / 'policy.pt'} is the run's own, which training replaces; give a directory" in line
+    assert not (tmp_path / "new").exists()
+    checkpoint = tmp_path / "run" / "checkpoint"  # a save replaces it whole, and refuses it once it holds more
+    line = fails(["train", "--resume", str(tmp_path / "run"), "--steps", "300", "--tensorboard-log",
+                  str(checkpoint / "tb")], capsys)  # fmt: skip
+    assert f"such as {tmp_path / 'run' / 'tb'}." in line and not (checkpoint / "tb").exists()
+
+
+class _NoRenderMode(gym.Env):
+    """An environment whose __init__ takes no render_mode (no arguments at all)."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(2, np.float32), 0.0, False, self.t >= 5, {}
+
+
+def test_render_says_what_an_environment_that_takes_no_render_mode_needs(tmp_path, capsys, small_config):
+    """render said "TypeError: _NoRenderMode() takes no arguments was raised from the environment creator ...
+    (unexpected: run again with --debug)"."""
+    env_id = "td3_steps_test/NoRenderMode-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=_NoRenderMode, max_episode_steps=5)
+    TD3(env_id, small_config, device="cpu").save_policy(tmp_path / "policy.pt")
+    line = fails(["render", str(tmp_path / "policy.pt"), "--max-steps", "3"], capsys)
+    assert f"Cannot render {env_id}: its environment's __init__ takes no render_mode" in line, line
+    assert "def __init__(self, render_mode=None)" in line and "unexpected" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.pt"]
+
+
+def test_an_entry_point_missing_from_its_module_is_a_user_error(tmp_path, capsys, monkeypatch):
+    """--env module:Env-v0 whose registered entry point names no attribute of its module was "AttributeError:
+    module 'td3_test_noattr' has no attribute 'Missing' (unexpected: run again with --debug ...)". make_env's
+    ValueError for it is one line that says what to do, as its others."""
+    (tmp_path / "td3_test_noattr.py").write_text(
+        "import gymnasium as gym\ngym.register('NoAttr-v0', entry_point='td3_test_noattr:Missing')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(tmp_path)
+    line = fails(["train", "--env", "td3_test_noattr:NoAttr-v0", "--out", "run", "--steps", "10"], capsys)
+    assert "Missing" in line and "unexpected" not in line, line
+    assert not (tmp_path / "run").exists()

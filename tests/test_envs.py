@@ -8,6 +8,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 from gymnasium import spaces
 from gymnasium.utils import env_checker
 
@@ -280,3 +281,136 @@ def test_a_vectorized_env_is_told_to_pass_one_env():
     vectorized = gym.vector.SyncVectorEnv([lambda: make_env("Pendulum-v1")])
     with pytest.raises(TypeError, match=r"got SyncVectorEnv. TD3 trains in one environment: pass it alone"):
         TD3(vectorized)
+
+
+# ---------------------------------------------------------------- what a cast, the action bounds and predict hide
+@pytest.mark.parametrize("returns", ["reset", "step"])
+@pytest.mark.parametrize("value, got", [
+    (lambda: np.full((36, 36, 3), 0.5, np.float32), r"float32 values in \[0\.5, 0\.5\]"),
+    (lambda: np.full((36, 36, 3), 300), r"int64 values in \[300, 300\]"),
+    (lambda: np.full((36, 36, 3), -1), r"int64 values in \[-1, -1\]"),
+])  # fmt: skip
+def test_frames_a_cast_to_the_image_spaces_uint8_would_change_are_refused(image_config, toy_env, returns, value, got):
+    """An env that declares uint8 pixels and returns float frames in [0, 1) trained on frames of zeros: the checker
+    saw the frames cast to uint8 (as TD3 stores them), so nothing was said. Out-of-range numbers wrapped around."""
+    env = misbehaving(toy_env, returns, value)
+    env.observation_space = spaces.Box(0, 255, (36, 36, 3), np.uint8)
+    with pytest.raises(
+        SpaceError,
+        match=rf"{returns}\(\) returned {got}, but its observation space Box\(0, 255, \(36, 36, 3\), uint8\) declares"
+        r" uint8 pixels 0\.\.255, .*0\.5 becomes 0.*Return uint8 frames .*, or declare a float Box",
+    ):
+        TD3(env, image_config, device="cpu")
+
+
+def test_frames_of_whole_numbers_in_range_are_accepted_in_any_integer_dtype(image_config, toy_env):
+    """int64 frames in 0..255 lose nothing in the cast to uint8: such an env trains as before."""
+    env = misbehaving(toy_env, "step", lambda: np.full((36, 36, 3), 200))
+    env.observation_space = spaces.Box(0, 255, (36, 36, 3), np.uint8)
+    model = TD3(env, image_config, device="cpu").learn(image_config.learning_starts + 2)
+    assert model.memory.obs.dtype == torch.uint8 and int(model.memory.obs[1].max()) == 200
+
+
+def test_predict_refuses_what_a_cast_to_the_image_spaces_uint8_would_change(image_config, toy_env):
+    """predict cast 0.5 to 0, 300 to 44, -1 to 255 and NaN to whatever the cast gave, silently."""
+    model = TD3(toy_env(observation_space=spaces.Box(0, 255, (36, 36, 3), np.uint8)), image_config, device="cpu")
+    frame = np.full((36, 36, 3), 7, np.uint8)
+    action, _ = model.predict(frame)
+    assert np.array_equal(model.predict(frame.astype(np.int64))[0], action)  # whole numbers in range: the same
+    for bad, got in [
+        (np.full((36, 36, 3), 0.5, np.float32), r"float32 values in \[0\.5, 0\.5\]"),
+        (np.full((2, 36, 36, 3), 300), r"int64 values in \[300, 300\]"),
+        (np.full((36, 36, 3), -1.0), r"float64 values in \[-1, -1\]"),
+        (np.full((36, 36, 3), np.nan), r"float64 values and NaN"),
+    ]:
+        with pytest.raises(ValueError, match=rf"The observation \(Box\(0, 255, .*uint8\)\) holds {got}, but its space"
+                                             r" declares uint8 pixels 0\.\.255.*Give uint8 frames"):  # fmt: skip
+            model.predict(bad)
+
+
+@pytest.mark.parametrize("bound, dtype", [(np.finfo(np.float32).max, np.float32), (1e300, np.float64)])
+def test_action_bounds_whose_range_overflows_float32_are_refused(small_config, toy_env, bound, dtype):
+    """+-float32 max passed: high - low is inf in float32, and every action became inf or NaN."""
+    env = toy_env(action_space=spaces.Box(-bound, bound, (2,), dtype))
+    with pytest.raises(SpaceError, match=r"bounds are too wide: .*float32, where high - low .* must be finite"):
+        TD3(env, small_config, device="cpu")
+    TD3(toy_env(action_space=spaces.Box(-1e6, 1e6, (2,), np.float32)), small_config, device="cpu")  # wide is fine
+
+
+def test_an_old_gym_reset_is_told_to_return_obs_and_info(small_config, toy_env):
+    """reset() returning the observation alone gave "too many values to unpack (expected 2)" from envs.py."""
+
+    class OldGymReset(toy_env):
+        def reset(self, **kwargs):
+            return super().reset(**kwargs)[0]
+
+    with pytest.raises(SpaceError, match=r"reset\(\) must return the 2 values \(obs, info\) .* returned one ndarray"
+                                         r"; .*old gym API.* Fix the environment") as caught:  # fmt: skip
+        TD3(OldGymReset(), small_config, device="cpu")
+    assert "shape" not in str(caught.value)  # the observation's first number is no observation of shape ()
+
+
+def test_an_entry_point_that_names_nothing_is_named(tmp_path, monkeypatch):
+    """The module of 'module:Env-v0' imported, but its registered entry point named a missing class: a raw
+    AttributeError from gymnasium. An AttributeError of the env's own code stands as it is."""
+    (tmp_path / "td3_test_entry.py").write_text(
+        "import gymnasium as gym\n"
+        "class Broken(gym.Env):\n"
+        "    def __init__(self):\n"
+        "        self.nothing.here\n"
+        "gym.register('TestMissing-v0', entry_point='td3_test_entry:Missing')\n"
+        "gym.register('TestNoColon-v0', entry_point='td3_test_entry.Missing')\n"
+        "gym.register('TestBroken-v0', entry_point='td3_test_entry:Broken')\n"
+    )
+    monkeypatch.syspath_prepend(tmp_path)
+    try:
+        for env_id, entry in (
+            ("TestMissing-v0", "td3_test_entry:Missing"),
+            ("TestNoColon-v0", "td3_test_entry.Missing"),
+        ):
+            with pytest.raises(ValueError, match=rf"Cannot make environment 'td3_test_entry:{env_id}': its registered"
+                                                 rf" entry point '{entry}' was not found .*entry_point='module:EnvClass'"):  # fmt: skip
+                TD3(f"td3_test_entry:{env_id}")
+        with pytest.raises(AttributeError, match="'Broken' object has no attribute 'nothing'"):
+            TD3("td3_test_entry:TestBroken-v0")
+    finally:
+        for env_id in ("TestMissing-v0", "TestNoColon-v0", "TestBroken-v0"):
+            gym.registry.pop(env_id, None)
+        sys.modules.pop("td3_test_entry", None)
+
+
+def test_predict_refuses_parts_of_a_dict_observation_that_cannot_be_stored(small_config, toy_env):
+    """Discrete(4) given 7 or 1.5 was an IndexError from gymnasium's flatten, and -1 the last category, silently; a
+    NaN in a Box part gave NaN actions, where a Box observation of its own refuses it."""
+    obs_space = spaces.Dict({"a": spaces.Box(-1.0, 1.0, (3,), np.float32), "b": spaces.Discrete(4)})
+    model = TD3(toy_env(observation_space=obs_space), small_config, device="cpu")
+    good = {"a": np.zeros(3, np.float32), "b": 3}
+    assert model.predict(good)[0].shape == (1,)
+    for b in (7, 1.5, -1, np.array([1, 4])):
+        a = np.zeros((2, 3)) if np.ndim(b) else np.zeros(3)
+        with pytest.raises(ValueError, match=r"The observation's part obs\['b'\] \(Discrete\(4\)\) must hold whole"
+                                             r" numbers from 0 to 3, got .*: give a value of the space"):  # fmt: skip
+            model.predict({"a": a, "b": b})
+    for a in (np.array([0.0, np.nan, 0.0]), np.full((2, 3), np.inf), np.array([1e39, 0, 0])):
+        with pytest.raises(ValueError, match=r"The observation's part obs\['a'\] \(Box.*\) holds NaN or inf"):
+            model.predict({"a": a, "b": np.zeros(len(a), np.int64) if a.ndim == 2 else 1})
+    tuple_model = TD3(toy_env(observation_space=spaces.Tuple([spaces.MultiDiscrete([2, 3])])), small_config)
+    with pytest.raises(ValueError, match=r"part obs\[0\] \(MultiDiscrete\(\[2 3\]\)\) must hold whole numbers from"
+                                         r" \[0, 0\] to \[1, 2\], got"):  # fmt: skip
+        tuple_model.predict((np.array([1, 3]),))
+
+
+@pytest.mark.parametrize("space, where", [
+    (spaces.Text(10), r"Text\(1, 10"),
+    (spaces.Dict({"v": spaces.Box(-1.0, 1.0, (2,)), "t": spaces.Text(5)}), r"space's part obs\['t'\], Text\(1, 5"),
+    (spaces.OneOf([spaces.Discrete(2), spaces.Box(-1.0, 1.0, (2,))]), r"OneOf\(Discrete"),
+])  # fmt: skip
+def test_observation_spaces_that_predict_cannot_read_back_are_refused_when_the_agent_is_made(
+    small_config, toy_env, space, where
+):
+    """gymnasium flattens a Text space, so TD3 was made and learned; predict on a valid string failed later."""
+    with pytest.raises(
+        SpaceError,
+        match=rf"Box, Discrete, MultiDiscrete or MultiBinary .* cannot flatten (the observation )?{where}.* into one, nor read it back",
+    ):
+        TD3(toy_env(observation_space=space), small_config, device="cpu")

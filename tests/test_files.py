@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import imageio_ffmpeg
@@ -47,6 +48,44 @@ def test_a_directory_that_takes_no_new_files_is_named_before_a_checkpoint_is_beg
     with pytest.raises(PermissionError, match=r"Cannot write .*best: .* does not take new files \(Permission denied\)"):
         EvalCallback(5, 1, best_model_path=tmp_path / "runs" / "best")
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_save_over_a_checkpoint_is_refused_where_its_folder_takes_no_new_files(tmp_path, monkeypatch, small_config):
+    """The checkpoint directory itself was tried, not the folder where a save makes <ck>.tmp and <ck>.old: saving
+    again into a read-only folder was a bare PermissionError about <ck>.tmp."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    runs, checkpoint = tmp_path / "runs", tmp_path / "runs" / "ck"
+    model.save(checkpoint)
+    before = {p.name: p.read_bytes() for p in checkpoint.iterdir()}
+    make_file = tempfile.TemporaryFile
+    for read_only in (runs, checkpoint):  # the folder it is saved in, and the checkpoint it replaces whole
+
+        def refused(dir, read_only=read_only, **kwargs):
+            if Path(dir) == read_only:
+                raise PermissionError(13, "Permission denied")
+            return make_file(dir=dir, **kwargs)
+
+        monkeypatch.setattr(td3_steps.files.tempfile, "TemporaryFile", refused)
+        words = rf"^Cannot write {checkpoint}: {read_only} does not take new files \(Permission denied\)\. Choose"
+        with pytest.raises(PermissionError, match=words):
+            model.save(checkpoint)
+        assert [p.name for p in runs.iterdir()] == ["ck"]
+        assert {p.name: p.read_bytes() for p in checkpoint.iterdir()} == before
+
+
+def test_a_folder_that_cannot_be_made_is_named_with_the_file_to_write(tmp_path, monkeypatch, small_config):
+    """save_policy("ro/x/policy.pt") in a read-only folder was mkdir's bare "[Errno 13] Permission denied: 'ro/x'"."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+
+    def refused(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refused)
+    file = tmp_path / "ro" / "x" / "policy.pt"
+    with pytest.raises(PermissionError, match=rf"^Cannot write {file}: the directory {file.parent} cannot be made"
+                       r" \(Permission denied\)\. Choose another path\.$"):  # fmt: skip
+        model.save_policy(file)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_path_under_a_file_or_onto_a_directory_is_one_clear_error(tmp_path, small_config):
@@ -118,6 +157,16 @@ def test_a_gif_is_written_whole(tmp_path, monkeypatch):
         write_video(frames, tmp_path / "videos" / "agent.gif")
     assert (tmp_path / "videos" / "agent.gif").read_bytes() == before
     assert [p.name for p in (tmp_path / "videos").iterdir()] == ["agent.gif"]
+
+
+def test_video_file_names_are_taken_in_any_case(tmp_path, monkeypatch):
+    """render --out agent.GIF was refused: "choose a .gif or .mp4 file name"."""
+    frames = [np.full((8, 12, 3), 40 * k, np.uint8) for k in range(3)]
+    write_video(frames, tmp_path / "agent.GIF", fps=10)
+    assert Image.open(tmp_path / "agent.GIF").n_frames == 3
+    ffmpeg_on_path(monkeypatch, tmp_path / "bin", Path(imageio_ffmpeg.get_ffmpeg_exe()))
+    write_video(frames, tmp_path / "agent.Mp4", fps=10)
+    assert (tmp_path / "agent.Mp4").read_bytes()[4:8] == b"ftyp"  # an MP4, not a GIF
 
 
 def ffmpeg_on_path(monkeypatch, folder: Path, program: Path) -> None:

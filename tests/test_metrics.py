@@ -9,7 +9,9 @@ import pytest
 import torch
 
 import td3_steps.agent
+import td3_steps.files
 from td3_steps import TD3, TrainingError
+from td3_steps.checkpoint import CheckpointError
 from td3_steps.metrics import MetricsCSV, UpdateStats, plot_learning_curve, read_rows
 
 
@@ -157,6 +159,41 @@ def test_a_tensorboard_log_that_is_a_file_is_refused_before_the_agent_is_built(t
     with pytest.raises(NotADirectoryError, match=r"Cannot write .*tb/run: .*tb is a file, not a directory"):
         TD3("Pendulum-v1", small_config, device="cpu", tensorboard_log=tmp_path / "tb" / "run")
     assert built == []
+
+
+def test_tensorboard_makes_its_directory_at_the_first_row_not_when_the_agent_is_built(
+    tmp_path, toy_env, toy_config, small_config
+):
+    """TD3.load(path, env=another, tensorboard_log=DIR) refused the checkpoint but left DIR and an event file; the
+    command line's TD3(...) made them in the run directory it then refused as not empty."""
+    pytest.importorskip("tensorboard")
+    TD3("Pendulum-v1", small_config, device="cpu").save(tmp_path / "checkpoint")
+    with pytest.raises(CheckpointError, match="does not fit this agent"):
+        TD3.load(tmp_path / "checkpoint", env="MountainCarContinuous-v0", tensorboard_log=tmp_path / "tb")
+    assert not (tmp_path / "tb").exists()
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu", tensorboard_log=tmp_path / "tb")
+    assert not (tmp_path / "tb").exists()
+    model.learn(5)  # one episode: one row
+    assert len(list((tmp_path / "tb").glob("events.out.tfevents.*"))) == 1
+
+
+def test_a_tensorboard_log_that_takes_no_files_is_refused_before_the_agent_is_built(
+    tmp_path, monkeypatch, small_config
+):
+    """A read-only tensorboard_log was os.makedirs' bare PermissionError once the whole agent was built (and
+    /proc/x a FileNotFoundError)."""
+
+    def refused(**kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(td3_steps.files.tempfile, "TemporaryFile", refused)
+    built = []
+    monkeypatch.setattr(td3_steps.agent, "build_actor", lambda *a, **k: built.append(1))
+    log = tmp_path / "runs" / "tb"
+    with pytest.raises(PermissionError, match=rf"^Cannot write {log}: {tmp_path} does not take new files \(Permission"
+                       r" denied\)\. Choose another path\.$"):  # fmt: skip
+        TD3("Pendulum-v1", small_config, device="cpu", tensorboard_log=log)
+    assert built == [] and list(tmp_path.iterdir()) == []
 
 
 def test_update_stats_count_what_was_recorded_since_a_round_began():

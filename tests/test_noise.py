@@ -33,11 +33,12 @@ def test_ornstein_uhlenbeck_noise_is_correlated_and_resets():
     ("arguments", "words"),
     [((0,), r"size must be the number of action dimensions \(>= 1\), got 0"), ((-2,), r"size .*got -2"),
      ((2, -1.0), r"theta must be a finite number >= 0, e\.g\. 0\.15; got -1\.0"), ((2, "x"), r"theta .*got 'x'"),
-     ((2, 0.15, 0.0), r"dt must be a finite number > 0, e\.g\. 0\.01; got 0\.0")],
+     ((2, 0.15, 0.0), r"dt must be a finite number > 0, e\.g\. 0\.01; got 0\.0"),
+     ((2, 300.0), r"theta \* dt = 3 makes the noise grow without bound .* keep theta below 200 \(2 / dt\)")],
 )  # fmt: skip
 def test_ornstein_uhlenbeck_noise_refuses_arguments_it_cannot_run_with(arguments, words):
     """OrnsteinUhlenbeckNoise(-2) gave torch's "zeros: Dimension size must be non-negative"; theta=-1 was accepted
-    (a process that runs away) as was dt=0 (no noise at all)."""
+    (a process that runs away) as was dt=0 (no noise at all); theta * dt >= 2 let it grow until NaN actions."""
     with pytest.raises(ValueError, match=rf"OrnsteinUhlenbeckNoise: {words}"):
         OrnsteinUhlenbeckNoise(*arguments)
 
@@ -58,3 +59,11 @@ def test_noise_names_a_wrong_device_or_scale():
     for noise, scale in ((GaussianNoise(), 0.1), (OrnsteinUhlenbeckNoise(1), [0.1])):
         with pytest.raises(TypeError, match=rf"{type(noise).__name__}: scale must be a torch.Tensor.*got an object of"):
             noise(scale)
+
+
+def test_an_agent_with_an_ornstein_uhlenbeck_theta_that_diverges_is_refused_when_it_is_made(small_config):
+    """ou_theta=1e300 was accepted: the noise grew to inf, and a TrainingError blamed the rewards."""
+    config = small_config.replace(noise_type="ornstein-uhlenbeck", ou_theta=300.0)
+    with pytest.raises(ValueError, match=r"theta \* dt = 3 makes the noise grow without bound"):
+        TD3("Pendulum-v1", config, seed=0, device="cpu")
+    TD3("Pendulum-v1", config.replace(noise_type="normal"), seed=0, device="cpu")  # no such noise, nothing to refuse

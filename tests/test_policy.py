@@ -205,6 +205,16 @@ def test_an_actor_made_for_other_actions_is_refused_when_the_policy_is_made():
     assert Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1").predict(np.zeros(3))[0].shape == (1,)
 
 
+def test_an_exploration_noise_that_is_no_sigma_is_refused_when_the_policy_is_made():
+    """exploration_noise="x" gave torch's "only integer tensors of a single element can be converted to an index"
+    at the first noisy predict; NaN gave NaN actions, silently."""
+    actor = Actor(3, [-2.0], [2.0], net_arch=(8,))
+    for sigma in ("x", float("nan"), -0.1, None, True):
+        with pytest.raises(ValueError, match=r"exploration_noise is sigma, .* a finite number >= 0, e\.g\. 0\.1"):
+            Policy(actor, "Pendulum-v1", exploration_noise=sigma)
+    assert Policy(actor, "Pendulum-v1", exploration_noise=0).predict(np.zeros(3), deterministic=False)[0].shape == (1,)
+
+
 def test_a_file_that_names_its_env_by_id_alone_says_what_loading_leaves_out(tmp_path, small_config):
     """A policy or checkpoint of an env made with arguments names only its id: loading made Pendulum-v1 with g=10.0
     in silence. Saving says so (pointing at the caller's line), once per line; Policy.load, like TD3.load, takes
@@ -242,3 +252,17 @@ def test_a_file_loaded_into_an_env_of_other_bounds_is_refused(tmp_path, small_co
         Policy.load(tmp_path / "policy.pt", env=other)
     with pytest.raises(CheckpointError, match=rf"agent does not fit this agent: in the checkpoint, {bounds}"):
         TD3.load(tmp_path / "agent", env=other)
+
+
+def test_predict_an_empty_batch_and_a_tensor_that_requires_grad(small_config):
+    """An empty batch gave numpy's "cannot reshape array of size 0", and a tensor that requires grad torch's "Can't
+    call numpy() on Tensor that requires grad": an empty batch gets an empty batch of actions, as in
+    Stable-Baselines3, and a tensor is read detached."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    for deterministic in (True, False):
+        actions, _ = model.predict(np.zeros((0, 3)), deterministic=deterministic)
+        assert actions.shape == (0, 1) and actions.dtype == np.float32
+    action, _ = model.predict(np.zeros(3))
+    assert np.array_equal(model.predict(torch.zeros(3, requires_grad=True))[0], action)
+    batch, _ = model.predict(np.zeros((2, 3)))  # a batch of 2 may take other kernels than one of 1: other last bits
+    assert np.array_equal(model.predict(torch.zeros(2, 3, requires_grad=True))[0], batch)

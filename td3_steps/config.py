@@ -83,6 +83,14 @@ def _no_such_fields(names) -> ConfigError:
 class TD3Config:
     """Hyperparameters of TD3. Noise scales are fractions of each action dimension's half-range."""
 
+    def __new__(cls, *args, **fields):
+        """A keyword that is no field gets the ConfigError that lists the fields, as from_dict and TD3(env, ...)
+        give it, rather than the dataclass's bare "unexpected keyword argument"."""
+        unknown = set(fields) - set(field_names())
+        if unknown:
+            raise _no_such_fields(unknown)
+        return super().__new__(cls)
+
     learning_rate: float | Callable[[float], float] = 1e-3
     """Adam step size, the same for the actor and the critics; or a schedule of progress_remaining
     (td3_steps.schedules.LinearSchedule, or any callable)."""

@@ -93,6 +93,8 @@ def test_batch_larger_than_the_buffer_and_unknown_names(small_config):
         small_config.replace(learning_rat=1e-3)
     with pytest.raises(ConfigError, match=r"no field 'optimize_memory_usage'\. Its fields: learning_rate, buffer_size"):
         TD3Config.from_dict({**small_config.to_dict(), "optimize_memory_usage": True})
+    with pytest.raises(ConfigError, match=r"no field 'lr'\. Its fields: learning_rate, "):
+        TD3Config(lr=1e-3)  # gave the dataclass's bare "__init__() got an unexpected keyword argument 'lr'"
 
 
 def test_train_freq_survives_json(small_config):

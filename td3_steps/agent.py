@@ -111,8 +111,8 @@ class TD3:
         # A shared features extractor belongs to the critics and learns from the critic loss alone:
         # actor_update freezes the critics, so the actor's gradient stops at the features.
         actor_parameters = self.actor.net.parameters() if config.share_features_extractor else self.actor.parameters()
-        self.actor_optimizer = adam(actor_parameters, value_at(config.learning_rate, 1.0))
-        self.critic_optimizer = adam(self.critics.parameters(), value_at(config.learning_rate, 1.0))
+        self.actor_optimizer = adam(actor_parameters, value_at(config.learning_rate, 1.0, "learning_rate"))
+        self.critic_optimizer = adam(self.critics.parameters(), value_at(config.learning_rate, 1.0, "learning_rate"))
         # Step 1: the replay memory.
         self.memory = ReplayMemory(config.buffer_size, obs_shape, action_dim, self.device, obs_dtype)
 
@@ -141,7 +141,7 @@ class TD3:
 
     def _exploration_sigma(self) -> float:
         """sigma of the acting noise now: exploration_noise, or its schedule's value at the current progress."""
-        return value_at(self.config.exploration_noise, self.progress_remaining)
+        return value_at(self.config.exploration_noise, self.progress_remaining, "exploration_noise")
 
     @property
     def action_low(self) -> torch.Tensor:

@@ -162,12 +162,9 @@ def show_pipeline(step: int | None = None) -> None:
 
     from td3_steps.pipeline import pipeline_svg, pipeline_title
 
+    title = pipeline_title(step)  # first: it says what a step must be (show_pipeline(16) missed a file)
     png = (PIPELINE_PNGS / pipeline_png_name(step)).read_bytes()
-    bundle = {
-        "image/svg+xml": pipeline_svg(step),
-        "image/png": base64.b64encode(png).decode(),
-        "text/plain": pipeline_title(step),
-    }
+    bundle = {"image/svg+xml": pipeline_svg(step), "image/png": base64.b64encode(png).decode(), "text/plain": title}
     display(bundle, raw=True)
 
 

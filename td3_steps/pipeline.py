@@ -127,7 +127,7 @@ def _arrow(source: int, target: int, highlight: int | None) -> str:
 
 def pipeline_title(step: int | None = None) -> str:
     """The picture's heading: "One TD3 iteration in fifteen steps", and the step highlighted."""
-    if step is not None and (isinstance(step, bool) or step not in BOXES):
+    if step is not None and (type(step) is not int or step not in BOXES):  # not True, not 1.0
         raise ValueError(f"step must be one of 1-15 (or None for the overview), got {step!r}")
     heading = "One TD3 iteration in fifteen steps"
     return heading if step is None else f"{heading}: step {step}, {' '.join(BOXES[step][0])}"

@@ -57,7 +57,7 @@ def pretrain(
     generator = torch.Generator().manual_seed(derived_seed(model.seed, PRETRAINING))
     order = torch.randperm(n, generator=generator)
     val_index, train_index = order[:n_val], order[n_val:]
-    rate = learning_rate if learning_rate is not None else value_at(model.config.learning_rate, 1.0)
+    rate = learning_rate if learning_rate is not None else value_at(model.config.learning_rate, 1.0, "learning_rate")
     optimizer = adam(model.actor.parameters(), rate)
     problem = learning_rate_problem("pretrain", optimizer)  # else Adam unfused (torch < 2.4) raises from its step
     if problem is not None:

@@ -57,22 +57,37 @@ SCHEDULES = {"linear": LinearSchedule}
 def schedule_from_dict(data: dict) -> LinearSchedule:
     """The schedule that `to_dict` described."""
     data = dict(data)
-    kind = data.pop("schedule")
-    if kind not in SCHEDULES:
-        raise ValueError(f"unknown schedule {kind!r}; known schedules: {', '.join(SCHEDULES)}")
+    kind = data.pop("schedule", None)
+    if not isinstance(kind, str) or kind not in SCHEDULES:
+        said = "no 'schedule' key" if kind is None else f"'schedule': {kind!r}"
+        raise ValueError(
+            f"a schedule is a dict whose 'schedule' names its kind ({', '.join(map(repr, SCHEDULES))}) beside that"
+            f" kind's arguments, as to_dict() gives, e.g. {LinearSchedule(1e-3, 1e-4).to_dict()}; this one has {said}"
+        )
     return SCHEDULES[kind](**data)
 
 
-def value_at(value: float | Callable[[float], float], progress_remaining: float) -> float:
-    """A number as it is; a schedule's value at `progress_remaining`."""
-    return value(progress_remaining) if callable(value) else value
+def value_at(value: float | Callable[[float], float], progress_remaining: float, name: str) -> float:
+    """A number as it is; a schedule's value at `progress_remaining`, which must be a finite number (> 0 for the
+    learning_rate, >= 0 for the exploration_noise): TD3Config checks a schedule at its start and end only, and a
+    value gone wrong in between would train silently on a negative learning rate, or act with NaN."""
+    if not callable(value):
+        return value
+    now = value(progress_remaining)
+    floor = "> 0" if name == "learning_rate" else ">= 0"
+    if not (is_number(now) and (now > 0 if name == "learning_rate" else now >= 0)):
+        raise ValueError(
+            f"TD3Config.{name}'s schedule gave {now!r} at progress_remaining {progress_remaining:.6g}: it must give a"
+            f" finite number {floor} all through training (TD3Config could check only its start and end)."
+        )
+    return now
 
 
 def apply_learning_rate(learning_rate, progress_remaining: float, optimizers) -> None:
     """A scheduled learning rate's value at `progress_remaining`, set in each optimizer; a number is left as the
     optimizers were made with it."""
     if callable(learning_rate):
-        value = learning_rate(progress_remaining)
+        value = value_at(learning_rate, progress_remaining, "learning_rate")
         for optimizer in optimizers:
             for group in optimizer.param_groups:
                 group["lr"] = value

@@ -110,6 +110,10 @@ def test_show_pipeline_displays_the_svg_with_a_png_for_viewers_that_will_not_dra
     assert bundle["image/svg+xml"] == pipeline_svg(11)
     assert base64.b64decode(bundle["image/png"]) == (course.PIPELINE_PNGS / "step_11.png").read_bytes()
     assert bundle["text/plain"] == "One TD3 iteration in fifteen steps: step 11, Critic loss"
+    for step in (16, 0, -1, "x", 1.0, True):  # 16 missed a PNG file, 1.0 a format code, before the step was checked
+        with pytest.raises(ValueError, match=rf"step must be one of 1-15 \(or None for the overview\), got {step!r}"):
+            course.show_pipeline(step)
+    assert len(shown) == 1
 
 
 def test_the_pngs_are_drawn_from_the_svg_the_package_draws_now():

@@ -1,10 +1,12 @@
 """td3_steps.schedules: a hyperparameter as a function of progress_remaining, and the agent following it."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
 
-from td3_steps import TD3, LinearSchedule
+from td3_steps import TD3, ConfigError, LinearSchedule, TD3Config
 from td3_steps.schedules import apply_learning_rate
 
 
@@ -61,3 +63,28 @@ def test_a_scheduled_learning_rate_is_set_in_every_group_of_every_optimizer_and_
     assert [g["lr"] for o in (first, second) for g in o.param_groups] == [1e-3, 1e-3, 1e-3]
     apply_learning_rate(LinearSchedule(1e-3, 1e-4), 0.5, (first, second))
     assert [g["lr"] for o in (first, second) for g in o.param_groups] == [pytest.approx(5.5e-4)] * 3
+
+
+def test_a_schedule_that_goes_wrong_between_its_start_and_end_stops_training_with_its_value(toy_env, toy_config):
+    """TD3Config checks a schedule at progress 1 and 0 only: a learning rate of -0.01 in between trained on, as
+    gradient ascent, and a NaN noise sent NaN actions to the env, for a TrainingError to blame the rewards."""
+
+    def bad_between(value, bad):
+        return lambda progress: value if progress in (0.0, 1.0) else bad
+
+    for name, value, bad, words in [
+        ("learning_rate", 1e-3, -1e-2, r"TD3Config.learning_rate's schedule gave -0.01 at progress_remaining .*> 0"),
+        ("exploration_noise", 0.1, float("nan"), r"TD3Config.exploration_noise's schedule gave nan .*>= 0 all through"),
+    ]:
+        model = TD3(toy_env(), toy_config.replace(**{name: bad_between(value, bad)}), seed=0, device="cpu")
+        with pytest.raises(ValueError, match=words):
+            model.learn(30)
+
+
+def test_a_schedule_dict_without_its_kind_is_told_what_a_schedule_dict_holds():
+    """{"learning_rate": {}} said "not a schedule td3_steps knows: 'schedule'" (a KeyError's repr), and a list as
+    the kind "unhashable type: 'list'"."""
+    for value, said in (({}, "no 'schedule' key"), ({"schedule": ["linear"]}, "'schedule': ['linear']")):
+        with pytest.raises(ConfigError, match=r"a schedule is a dict whose 'schedule' names its kind \('linear'\)"
+                           rf".*\{{'schedule': 'linear', 'start': 0.001, .*this one has {re.escape(said)}"):  # fmt: skip
+            TD3Config.from_dict({"learning_rate": value})

@@ -97,7 +97,10 @@ class EvalCallback:
     learning_starts transitions anew, acting with the loaded actor). It never stops training.
     """
 
-    def __init__(self, eval_freq: int, n_episodes: int = 10, best_model_path=None):
+    def __init__(self, eval_freq: int, n_episodes: int = 10, best_model_path=None, **others):
+        if others:
+            known = list(inspect.signature(EvalCallback).parameters)[:-1]
+            raise TypeError(f"EvalCallback takes no argument {unknown_names(others, known)}.")
         if not is_count(eval_freq, 1):
             habit = not isinstance(eval_freq, numbers.Real)  # an eval_env, first as Stable-Baselines3 takes it
             raise ValueError(

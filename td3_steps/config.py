@@ -56,6 +56,9 @@ STABLE_BASELINES3_ONLY = {
     "load_replay_buffer": "model.load_replay_memory(path)",
     "set_random_seed": "the seed is given when the model is made, TD3(env, seed=...)",
     "logger": "learn(log=...) receives every row, and TD3(env, tensorboard_log=DIR) writes them for TensorBoard",
+    "eval_env": "none: EvalCallback evaluates in its own copy of the model's environment",
+    "n_eval_episodes": "n_episodes",
+    "best_model_save_path": "best_model_path, the checkpoint directory of the best model",
 }
 
 

@@ -99,6 +99,18 @@ def test_learn_eval_freq_is_the_eval_callback(toy_env, toy_config):
     assert [row for row in rows if "eval_return" in row] == best.evaluations
 
 
+def test_stable_baselines3_names_of_eval_callback_arguments_are_answered():
+    """EvalCallback(100, n_eval_episodes=5) gave Python's bare "unexpected keyword argument"."""
+    for arguments, words in [
+        ({"n_eval_episodes": 5}, r"'n_eval_episodes' \(Stable-Baselines3's; here n_episodes\)\."),
+        ({"best_model_save_path": "best"}, r"'best_model_save_path' \(Stable-Baselines3's; here best_model_path,"),
+        ({"eval_env": None}, r"'eval_env' \(Stable-Baselines3's; here none: EvalCallback evaluates in its own copy"),
+        ({"n_episode": 3}, r"'n_episode' \(did you mean 'n_episodes'\?\)\."),
+    ]:  # fmt: skip
+        with pytest.raises(TypeError, match=rf"EvalCallback takes no argument .*{words}"):
+            EvalCallback(100, **arguments)
+
+
 def test_a_best_model_path_that_saving_would_destroy_is_refused_before_training(tmp_path):
     (tmp_path / "notes.txt").write_text("not a checkpoint")
     with pytest.raises(CheckpointError, match="holds more than a td3_steps checkpoint.*Give a new name"):

@@ -408,11 +408,12 @@ def _batch_length(space: gym.Space, obs, whole: gym.Space) -> int | None:
 
 
 def stored_observations(space: gym.Space, observations) -> np.ndarray:
-    """n observations as stored, in one array: an array (n, *space.shape) for a Box, else a list of n."""
-    if not isinstance(space, spaces.Box):
-        for obs in observations:
-            check_values(space, obs)
-        return np.stack([stored_observation(space, obs) for obs in observations])
+    """n observations as stored, in one array: from an array (n, *space.shape) for a Box; for a Dict or Tuple
+    space, from a list of n observations, or from one batch whose every part has a leading axis n (as predict
+    takes it). Each is checked as predict checks it."""
+    if not isinstance(space, spaces.Box) and isinstance(observations, (list, np.ndarray)):
+        rows = [observation_batch(space, obs)[0] for obs in observations]
+        return np.concatenate(rows) if rows else np.empty((0, *stored_observation_shape(space)), np.float32)
     batch, batched = observation_batch(space, observations)
     if not batched:
         shape = ", ".join(map(str, space.shape))

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from gymnasium import spaces
 
 from td3_steps import TD3
 
@@ -89,3 +90,25 @@ def test_pretrain_takes_tensors_and_a_batch_larger_than_the_data(small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     history = model.pretrain(torch.tensor(obs), torch.tensor(actions, requires_grad=True), batch_size=10**30, epochs=1)
     assert np.isfinite(history[0]["train_loss"])
+
+
+def test_pretrain_takes_dict_observations_as_a_list_or_as_one_batch_and_names_a_bad_one(toy_env, small_config):
+    """A batch of Dict observations, as predict takes it, gave "string indices must be integers"; a missing key a bare
+    KeyError; a category out of range gymnasium's IndexError."""
+    space = spaces.Dict({"a": spaces.Box(-1.0, 1.0, (3,), np.float32), "b": spaces.Discrete(4)})
+    space.seed(0)
+    observations = [space.sample() for _ in range(20)]
+    batch = {"a": np.stack([o["a"] for o in observations]), "b": np.array([o["b"] for o in observations])}
+    actions = np.linspace(-1, 1, 20, dtype=np.float32)[:, None]
+    trained = []
+    for given in (observations, batch):
+        model = TD3(toy_env(observation_space=space), small_config, seed=0, device="cpu")
+        model.pretrain(given, actions, epochs=2)
+        trained.append(model.actor.state_dict())
+    assert all(torch.equal(trained[0][k], trained[1][k]) for k in trained[0]), "the same data, either way"
+    for bad, words in [
+        ([{"a": np.zeros(3, np.float32)}] * 20, r"Expected one observation of Dict"),
+        ([{"a": np.zeros(3, np.float32), "b": 7}] * 20, r"obs\['b'\] \(Discrete\(4\)\) must hold whole numbers from 0"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            model.pretrain(bad, actions)

@@ -30,6 +30,7 @@ prints the replay memory's size for 1M HalfCheetahBulletEnv-v0 transitions.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -42,8 +43,9 @@ import time
 import numpy as np
 import torch
 
-from td3_steps import TD3, ReplayMemory, TD3Config, make_env
+from td3_steps import TD3, ReplayMemory, SpaceError, TD3Config, make_env
 from td3_steps.devices import has_fast_bfloat16
+from td3_steps.envs import check_action_space
 
 HYPERPARAMETERS = dict(
     learning_rate=1e-3,
@@ -179,18 +181,54 @@ def cpu_name() -> str:
     return f"{name or platform.machine()} ({', '.join(flags) or 'no AVX2'}), {os.cpu_count()} cores"
 
 
-def main() -> None:
+def at_least(minimum: int):
+    """An argparse type: a whole number no smaller than `minimum`."""
+
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    return whole_number
+
+
+def env_problem(env_id: str) -> str | None:
+    """Why both libraries cannot train in `env_id` (it cannot be made, or its actions are not a bounded Box), or
+    None."""
+    try:
+        env = make_env(env_id)
+    except (ValueError, ImportError) as error:
+        return " ".join(str(error).split())
+    try:
+        check_action_space(env.action_space)
+    except SpaceError as error:
+        return f"{env_id}: {' '.join(str(error).split())}"
+    finally:
+        env.close()
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
     # Stable-Baselines3's learn() makes a log folder, by default a new one in /tmp for every agent: one for all
     os.environ.setdefault("SB3_LOGDIR", os.path.join(tempfile.gettempdir(), "td3_steps-speed-sb3-log"))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", default=["Pendulum-v1", "HalfCheetahBulletEnv-v0"])
-    parser.add_argument("--warmup", type=int, default=1_000, help="random-action steps before training")
-    parser.add_argument("--steps", type=int, default=3_000, help="whole steps timed after the warm-up, per process")
-    parser.add_argument("--repeats", type=int, default=3, help="processes per agent for the whole steps")
-    parser.add_argument("--updates", type=int, default=500, help="gradient steps per timed segment")
-    parser.add_argument("--rounds", type=int, default=3, help="timed segments of updates per agent")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=0, help="torch threads for both libraries (0: torch's default)")
+    positive = at_least(1)
+    parser.add_argument("--warmup", type=positive, default=1_000, help="random-action steps before training")
+    parser.add_argument(
+        "--steps", type=positive, default=3_000, help="whole steps timed after the warm-up, per process"
+    )
+    parser.add_argument("--repeats", type=positive, default=3, help="processes per agent for the whole steps")
+    parser.add_argument("--updates", type=positive, default=500, help="gradient steps per timed segment")
+    parser.add_argument("--rounds", type=positive, default=3, help="timed segments of updates per agent")
+    parser.add_argument("--seed", type=at_least(0), default=0)
+    parser.add_argument(
+        "--threads", type=at_least(0), default=0, help="torch threads for both libraries (0: torch's default)"
+    )
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="where both libraries compute")
     parser.add_argument(
         "--bf16",
@@ -199,13 +237,24 @@ def main() -> None:
         help="time mixed_precision=True too (auto: only where bfloat16 is native, not emulated)",
     )
     parser.add_argument("--child", choices=AGENTS, help=argparse.SUPPRESS)  # one whole-steps measurement
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     if args.child is not None:
         speed = whole_steps_in_this_process(args.child, args.envs[0], args.warmup, args.steps, args.seed, args.device)
         print(json.dumps({"steps_per_s": speed}))
         return
+    # before the first measurement: what would fail in it, or after all of them
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error(
+            "--device cuda: no CUDA GPU is available here (torch.cuda.is_available() is False); use --device cpu"
+        )
+    for env_id in args.envs:
+        problem = env_problem(env_id)
+        if problem is not None:
+            parser.error(f"--envs: {problem}")
+    if importlib.util.find_spec("stable_baselines3") is None:
+        parser.error('Stable-Baselines3 is not installed: pip install -e ".[bench]"')
     bf16 = args.bf16 == "yes" or (args.bf16 == "auto" and has_fast_bfloat16(torch.device(args.device)))
     names = list(AGENTS if bf16 else AGENTS[:2])
     untimed = "not timed (--bf16 no)" if args.bf16 == "no" else "not timed (emulated)"

@@ -35,6 +35,7 @@ from jinja2 import DictLoader
 from nbconvert import SlidesExporter
 
 from td3_steps.course import course_page_on_the_web, is_install_cell
+from td3_steps.files import check_parents, check_writable_directory, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "decks"
@@ -100,7 +101,16 @@ def fetch_libraries(lib: Path) -> None:
         )
     with tempfile.TemporaryDirectory() as tmp:
         packages = [f"{name}@{version}" for name, (version, _) in missing.items()]
-        subprocess.run([npm, "pack", "--silent", "--pack-destination", tmp, *packages], check=True, capture_output=True)
+        try:
+            subprocess.run([npm, "pack", "--silent", "--pack-destination", tmp, *packages], check=True,
+                           capture_output=True, text=True)  # fmt: skip
+        except subprocess.CalledProcessError as error:
+            said = (error.stderr or "").strip().splitlines()
+            why = said[-1] if said else f"exit status {error.returncode}"
+            raise SystemExit(
+                f"error: npm pack {' '.join(packages)} failed ({why}): check that the npm registry can be reached, or"
+                " build with --online to load them from the web"
+            ) from error
         for name, (version, wanted) in missing.items():
             target = lib / name
             shutil.rmtree(target, ignore_errors=True)
@@ -111,7 +121,7 @@ def fetch_libraries(lib: Path) -> None:
                 for member in members:
                     member.name = member.name.removeprefix("package/")
                 archive.extractall(target, members=members, filter="data")
-            (target / ".version").write_text(version)
+            write_text_atomically(target / ".version", version)
 
 
 def exporter(online: bool = False) -> SlidesExporter:
@@ -138,8 +148,8 @@ def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     height to open into (and scrolls beyond it); links to other notebooks go to their decks, and the one to the
     course page (README.md, not in decks/) to its address on the web."""
     notebook = copy.deepcopy(notebook)
-    first = notebook.cells[0]
-    if is_install_cell(first):
+    first = notebook.cells[0] if notebook.cells else None
+    if first is not None and is_install_cell(first):
         first.metadata.setdefault("slideshow", {})["slide_type"] = "skip"
     for cell in notebook.cells:
         if SOLUTION in cell.metadata.get("tags", []):
@@ -157,30 +167,92 @@ def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return notebook
 
 
+def read_notebooks(paths: list[Path]) -> list[tuple[Path, nbformat.NotebookNode]]:
+    """Each notebook read, or a ValueError that names the first path that is no notebook nbformat reads (missing,
+    a folder, not .ipynb, not a notebook's JSON) or has nothing to show, or two that would make the same deck."""
+    notebooks, decks = [], {}
+    for path in paths:
+        if not path.exists():
+            raise ValueError(f"{path}: no such notebook; give .ipynb files, e.g. notebooks/08_clipped_double_q.ipynb")
+        if path.is_dir():
+            raise ValueError(f"{path} is a folder: give the notebooks in it, e.g. {path / '*.ipynb'}")
+        if path.suffix != ".ipynb":
+            raise ValueError(
+                f"{path} is not a notebook (.ipynb): give .ipynb files, e.g. notebooks/08_clipped_double_q.ipynb"
+            )
+        if path.stem in decks:
+            raise ValueError(
+                f"{decks[path.stem]} and {path} would both make {path.stem}.slides.html: give each notebook once (build"
+                " notebooks of the same name into separate --out folders)"
+            )
+        try:
+            notebook = nbformat.read(path, as_version=4)
+        except Exception as error:  # nbformat's NotJSONError, a ValidationError, a KeyError...: no notebook
+            text = " ".join(str(error).split())[:200]
+            raise ValueError(
+                f"{path} is not a notebook nbformat reads ({type(error).__name__}: {text}): give a Jupyter notebook"
+            ) from error
+        if all(_slide_type(cell) in ("skip", "notes") for cell in deck_notebook(notebook).cells):
+            raise ValueError(
+                f"{path} has no cell a deck shows (it has no cells, or each one's slideshow.slide_type is skip or"
+                " notes): give a notebook with slides"
+            )
+        decks[path.stem] = path
+        notebooks.append((path, notebook))
+    return notebooks
+
+
+def _slide_type(cell) -> str:
+    slideshow = cell.metadata.get("slideshow")
+    return slideshow.get("slide_type", "-") if isinstance(slideshow, dict) else "-"  # as nbconvert reads it
+
+
+def check_out(out: Path) -> None:
+    """A ValueError or OSError that says what to do unless the decks (and lib/) can be written into `out`."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file: give a folder for the decks (it is made if missing)")
+    check_parents(out)  # NotADirectoryError: a file among the folders above it
+    check_writable_directory(out)  # PermissionError: a folder that takes no new files
+
+
 def build(paths: list[Path], out: Path = DEFAULT_OUT, online: bool = False) -> list[Path]:
-    """Write out/<name>.slides.html for each notebook (and out/lib/ unless `online`); return the decks."""
+    """Write out/<name>.slides.html for each notebook (and out/lib/ unless `online`); return the decks.
+    Every notebook is read and `out` checked before anything is made or fetched."""
+    notebooks = read_notebooks(paths)
+    check_out(out)
+    return write_decks(notebooks, out, online)
+
+
+def write_decks(notebooks: list[tuple[Path, nbformat.NotebookNode]], out: Path, online: bool = False) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     if not online:
         fetch_libraries(out / "lib")
     slides = exporter(online)
     decks = []
-    for path in paths:
-        notebook = deck_notebook(nbformat.read(path, as_version=4))
-        html, _ = slides.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
+    for path, notebook in notebooks:
+        html, _ = slides.from_notebook_node(deck_notebook(notebook), resources={"metadata": {"name": path.stem}})
         deck = out / f"{path.stem}.slides.html"
-        deck.write_text(html)
+        write_text_atomically(deck, html)
         decks.append(deck)
     return decks
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to build (default: all fifteen)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the decks (default: decks/)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="folder for the decks (default: decks/)")
     parser.add_argument("--online", action="store_true", help="load reveal.js, MathJax & co. from the web")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.out.strip() == "":
+        parser.error("--out is empty: give the folder for the decks, or leave --out out for decks/")
+    out = Path(args.out)
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    for deck in build(paths, args.out, args.online):
+    try:  # before anything is made or fetched
+        notebooks = read_notebooks(paths)
+        check_out(out)
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    for deck in write_decks(notebooks, out, args.online):
         print(f"{deck} ({deck.stat().st_size // 1024} KB)")
 
 

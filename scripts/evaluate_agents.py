@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from td3_steps import Policy
+from td3_steps import CheckpointError, Policy
+from td3_steps.files import check_file_path, check_writable, write_text_atomically
 from td3_steps.seeding import TEST_EPISODES
 
 EPISODES = 20
@@ -37,9 +37,9 @@ RULE = (
 )
 
 
-def evaluate_run(run_dir: Path, episodes: int = EPISODES) -> dict:
-    """The protocol's figures for the actor in run_dir/policy.pt."""
-    policy = Policy.load(run_dir / "policy.pt")
+def evaluate_run(run_dir: Path, episodes: int = EPISODES, policy: Policy | None = None) -> dict:
+    """The protocol's figures for the actor in run_dir/policy.pt (`policy`, where it is loaded already)."""
+    policy = Policy.load(run_dir / "policy.pt") if policy is None else policy
     returns = policy.episode_returns(episodes, seed=0, stream=TEST_EPISODES)
     median = statistics.median(returns)
     falls = sum(r < FALL_FRACTION * median for r in returns) if median > 0 else None
@@ -64,10 +64,30 @@ def shipped_run_dirs() -> list[Path]:
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write atomically: a crash leaves the old file or the whole new one."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    """Write atomically (flushed to the disk, then renamed): a crash leaves the old file or the whole new one."""
+    write_text_atomically(path, json.dumps(data, indent=2) + "\n")
+
+
+def load_policies(runs: list[Path]) -> dict[Path, Policy]:
+    """The policy of each run, or a ValueError naming the first that cannot be loaded (damaged, for an environment
+    that cannot be made here...)."""
+    policies = {}
+    for run in runs:
+        file = run / "policy.pt"
+        try:
+            policies[run] = Policy.load(file)
+        except (CheckpointError, ValueError, ImportError, OSError) as error:
+            text = " ".join(str(error).split())
+            raise ValueError(text if str(file) in text else f"{file}: {text}") from error
+    return policies
+
+
+def check_protocol_files(runs: list[Path]) -> None:
+    """An OSError naming the first run whose protocol.json cannot be written (a folder of that name, a run
+    directory that takes no new files), before hours of evaluation."""
+    for run in runs:
+        path = check_file_path(run / PROTOCOL_FILE)
+        check_writable(path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,17 +106,26 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(
             f"no policy.pt in {', '.join(missing)}: give run directories written by `python -m td3_steps train`"
         )
+    try:  # every policy loaded and every protocol.json writable before the first episode
+        policies = load_policies(runs)
+        if not args.no_write:
+            check_protocol_files(runs)
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
     print(f"Protocol: {args.episodes} episodes per run; {RULE}.")
     for run in runs:
         start = time.perf_counter()
-        result = evaluate_run(run, args.episodes)
+        result = evaluate_run(run, args.episodes, policies[run])
         falls = "n/a" if result["falls"] is None else f"{result['falls']} of {args.episodes}"
         print(
             f"{run}: {result['env_id']}, mean {result['mean']:.1f} ± {result['std']:.1f}, min {result['min']:.1f},"
             f" median {result['median']:.1f}, falls {falls} ({time.perf_counter() - start:.0f} s)"
         )
         if not args.no_write:
-            write_json(run / PROTOCOL_FILE, result)
+            try:
+                write_json(run / PROTOCOL_FILE, result)
+            except OSError as error:  # checked writable above: a full disk, say
+                sys.exit(f"error: {' '.join(str(error).split())} (the figures are printed above)")
     sys.stdout.flush()
 
 

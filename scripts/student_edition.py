@@ -2,6 +2,10 @@
 
     python scripts/student_edition.py OUT                 # OUT/01_replay_memory.ipynb ... with their outputs
     python scripts/student_edition.py OUT --no-outputs    # ... and with every output cleared
+    python scripts/student_edition.py OUT --force         # OUT holds files already: write into it anyway
+
+OUT must be a new or an empty folder: one that holds files (a student's edited notebooks, say) is refused unless
+--force, which replaces the edition's notebooks there and leaves the rest.
 
 As nbgrader and otter-grader do, the source notebooks mark what a release strips: cells tagged
 `solution` (the collapsed solution under each exercise) and `notes` (presenter notes) are left out,
@@ -20,6 +24,7 @@ from pathlib import Path
 import nbformat
 
 from td3_steps.course import course_page_on_the_web
+from td3_steps.files import check_file_path, check_parents, check_writable_directory, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 LEFT_OUT = (
@@ -62,25 +67,73 @@ def student_notebook(notebook: nbformat.NotebookNode, outputs: bool = True) -> n
     return edition
 
 
+def source_notebooks(notebooks: Path = ROOT / "notebooks") -> list[Path]:
+    return sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))
+
+
 def write_edition(out: Path, outputs: bool = True, notebooks: Path = ROOT / "notebooks") -> list[Path]:
-    """Write the student edition of every notebook in `notebooks` into `out`; return the files."""
+    """Write the student edition of every notebook in `notebooks` into `out` (each file atomically, replacing one
+    of that name); return the files. Every notebook is read before `out` is made."""
+    editions = {path.name: student_notebook(nbformat.read(path, as_version=4), outputs)
+                for path in source_notebooks(notebooks)}  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for path in sorted(notebooks.glob("[0-9][0-9]_*.ipynb")):
-        target = out / path.name
-        nbformat.write(student_notebook(nbformat.read(path, as_version=4), outputs), target)
+    for name, edition in editions.items():
+        target = out / name
+        text = nbformat.writes(edition)
+        write_text_atomically(target, text if text.endswith("\n") else text + "\n")  # as nbformat.write does
         written.append(target)
     return written
 
 
-def main() -> None:
+def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebooks") -> None:
+    """A ValueError (or OSError) that says what to do unless the edition can be written into `out`: a folder, or a
+    path where one can be made, that takes new files, is not the course's own notebooks/ and, unless `force`, holds
+    nothing (a student's edited notebooks would be replaced)."""
+    if out.resolve() == notebooks.resolve():
+        raise ValueError("OUT must not be notebooks/: the edition would overwrite the course's own notebooks")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"OUT {out} is a file, not a folder: give a new or an empty folder for the notebooks")
+    check_parents(out)  # NotADirectoryError: a file among the folders above it
+    check_writable_directory(out)  # PermissionError: a folder that takes no new files
+    held = sorted(out.iterdir()) if out.is_dir() else []
+    replaced = [out / path.name for path in source_notebooks(notebooks) if (out / path.name).exists()]
+    if held and not force:
+        if replaced:
+            raise ValueError(
+                f"{out} already holds {_some(replaced)}, which the edition would replace (a student's edits with"
+                " them): give a new or an empty folder, or add --force to replace them"
+            )
+        raise ValueError(
+            f"{out} is not empty (it holds {_some(held)}): give a new or an empty folder, or add --force to write"
+            " the notebooks beside what it holds"
+        )
+    for path in replaced:
+        check_file_path(path)  # IsADirectoryError: a folder of a notebook's name
+
+
+def _some(paths: list[Path], shown: int = 3) -> str:
+    names = ", ".join(path.name for path in paths[:shown])
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return f"{names}{more}"
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", type=Path, help="folder to write the fifteen notebooks into")
+    parser.add_argument("out", help="folder to write the fifteen notebooks into (a new or an empty one)")
     parser.add_argument("--no-outputs", action="store_true", help="clear every output (students run the cells)")
-    args = parser.parse_args()
-    if args.out.resolve() == (ROOT / "notebooks").resolve():
-        raise SystemExit("OUT must not be notebooks/: the edition would overwrite the course's own notebooks")
-    for path in write_edition(args.out, outputs=not args.no_outputs):
+    parser.add_argument(
+        "--force", action="store_true", help="write into an OUT that holds files, replacing the edition's notebooks"
+    )
+    args = parser.parse_args(argv)
+    if args.out.strip() == "":
+        parser.error("OUT is empty: give the folder to write the notebooks into, e.g. student_edition")
+    out = Path(args.out)
+    try:
+        check_out(out, args.force)
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    for path in write_edition(out, outputs=not args.no_outputs):
         print(path)
 
 

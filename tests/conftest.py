@@ -1,7 +1,9 @@
 """Fixtures shared by the tests: small configs, toy environments, parameter snapshots, the checkers' loop,
 and the `pybullet` marker, which skips a test (saying why) where pybullet is not installed."""
 
+import tempfile
 from importlib.util import find_spec
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -10,6 +12,7 @@ import torch
 from gymnasium import spaces
 
 import td3_steps.exercises
+import td3_steps.files
 from td3_steps import TD3Config
 
 PYBULLET = all(find_spec(name) is not None for name in ("pybullet", "pybullet_envs_gymnasium"))
@@ -153,3 +156,39 @@ def assert_rejected(capsys):
             assert "Not yet:" in out and words in out, (function.__name__, out)
 
     return assert_each_rejected
+
+
+# ---------------------------------------------------------------- scripts' command lines
+@pytest.fixture
+def parser_error(capsys):
+    """`parser_error(main, argv)`: main(argv) exits as argparse's parser.error does, with one line that says what
+    is wrong (after the usage, which argparse may wrap onto indented lines); that line."""
+
+    def error_line(main, argv: list[str]) -> str:
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        usage = err[1:-1]
+        assert err[0].startswith("usage:") and all(line.startswith(" ") for line in usage), err
+        assert ": error: " in err[-1], err
+        return err[-1]
+
+    return error_line
+
+
+@pytest.fixture
+def read_only(monkeypatch):
+    """`read_only(folder)`: `folder` takes no new files from td3_steps.files' checks, as a read-only folder does for
+    a user other than root (these tests may run as root, whom chmod does not stop)."""
+    make_file = tempfile.TemporaryFile
+    folders = []
+
+    def refuse(dir=None, **kwargs):
+        if dir is not None and Path(dir) in folders:
+            raise PermissionError(13, "Permission denied")
+        return make_file(dir=dir, **kwargs)
+
+    monkeypatch.setattr(td3_steps.files.tempfile, "TemporaryFile", refuse)
+    return lambda folder: folders.append(Path(folder))

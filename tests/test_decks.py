@@ -12,7 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from scripts.build_decks import HEIGHT, WIDTH, build, deck_notebook
+from scripts import build_decks
+from scripts.build_decks import HEIGHT, WIDTH, build, deck_notebook, main
 from td3_steps.course import INSTALL_CELL, course_page_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,3 +195,74 @@ def test_a_deck_links_to_decks_and_gives_a_solution_its_own_sub_slide():
         f"[Next: Step 2](02_actor.slides.html), [the course page]({course_page_url()}), [x](x.ipynb)"
     )
     assert deck.cells[1].metadata["slideshow"]["slide_type"] == "subslide"
+
+
+# ---------------------------------------------------------------- the command line: every path checked first
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["nope.ipynb"], "nope.ipynb: no such notebook; give .ipynb files"),
+        (["good.ipynb", "nope.ipynb"], "nope.ipynb: no such notebook"),
+        (["folder"], "folder is a folder: give the notebooks in it, e.g. folder/*.ipynb"),
+        (["README.md"], "README.md is not a notebook (.ipynb)"),
+        (["text.ipynb"], "text.ipynb is not a notebook nbformat reads (NotJSONError: "),
+        (["empty.ipynb"], "empty.ipynb is not a notebook nbformat reads (ValidationError: "),
+        (["good.ipynb", "folder/good.ipynb"], "would both make good.slides.html: give each notebook once"),
+        (["folder/good.ipynb"], "folder/good.ipynb has no cell a deck shows"),
+        (["skipped.ipynb"], "skipped.ipynb has no cell a deck shows"),
+        (["good.ipynb", "--out", ""], "--out is empty: give the folder for the decks"),
+        (["good.ipynb", "--out", "README.md"], "--out README.md is a file: give a folder for the decks"),
+        (["good.ipynb", "--out", "README.md/decks"], "README.md is a file, not a directory. Choose another path."),
+        (["good.ipynb", "--out", "read_only"], "read_only does not take new files (Permission denied)."),
+    ],
+)
+@pytest.mark.parametrize("online", [False, True], ids=["offline", "online"])
+def test_bad_paths_are_one_line_before_anything_is_made_or_fetched(
+    tmp_path, parser_error, read_only, monkeypatch, argv, words, online
+):
+    """A notebook that is missing, a folder or no notebook gave a raw FileNotFoundError, IsADirectoryError or
+    NotJSONError, and only after --out was made, npm had fetched the libraries and the decks before it were written;
+    --out "" wrote the decks into the current directory."""
+    monkeypatch.chdir(tmp_path)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A deck")]), tmp_path / "good.ipynb")
+    (tmp_path / "folder").mkdir()
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "folder" / "good.ipynb")
+    (tmp_path / "README.md").write_text("# not a notebook")
+    skipped = nbformat.v4.new_markdown_cell("notes", metadata={"slideshow": {"slide_type": "notes"}})
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(INSTALL_CELL), skipped]),
+                   tmp_path / "skipped.ipynb")  # fmt: skip
+    (tmp_path / "text.ipynb").write_text("not JSON")
+    (tmp_path / "empty.ipynb").write_text("{}")
+    (tmp_path / "read_only").mkdir()
+    read_only("read_only")
+    monkeypatch.setattr(build_decks, "fetch_libraries", lambda lib: pytest.fail("npm fetched before the check"))
+    before = sorted(tmp_path.rglob("*"))
+    argv = argv if "--out" in argv else [*argv, "--out", "decks"]
+    line = parser_error(main, [*argv, "--online"] if online else argv)
+    assert words in line, line
+    assert sorted(tmp_path.rglob("*")) == before, "made or written before the error"
+
+
+def test_a_deck_is_written_whole(tmp_path, monkeypatch):
+    """A deck was written in place: a crash left part of one."""
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A deck")]), tmp_path / "a.ipynb")
+    synced = []
+    fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
+    decks = build([tmp_path / "a.ipynb"], tmp_path / "decks", online=True)
+    assert decks == [tmp_path / "decks" / "a.slides.html"] and len(synced) == 1
+    assert [p.name for p in (tmp_path / "decks").iterdir()] == ["a.slides.html"]  # no .tmp left
+    assert "A deck" in decks[0].read_text()
+
+
+def test_a_failed_npm_fetch_is_one_line_that_says_what_to_do(tmp_path, monkeypatch):
+    """npm pack without the web was a CalledProcessError traceback."""
+    npm = tmp_path / "npm"
+    npm.write_text("#!/bin/sh\necho 'npm error network request failed' >&2\nexit 1\n")
+    npm.chmod(0o755)
+    monkeypatch.setattr(build_decks.shutil, "which", lambda name: str(npm))
+    with pytest.raises(SystemExit) as stopped:
+        build_decks.fetch_libraries(tmp_path / "lib")
+    message = str(stopped.value.code)
+    assert message.startswith("error: npm pack reveal.js@") and "(npm error network request failed)" in message
+    assert "build with --online" in message and len(message.splitlines()) == 1

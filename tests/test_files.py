@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import imageio_ffmpeg
@@ -50,23 +49,16 @@ def test_a_directory_that_takes_no_new_files_is_named_before_a_checkpoint_is_beg
     assert not (tmp_path / "runs").exists()
 
 
-def test_a_save_over_a_checkpoint_is_refused_where_its_folder_takes_no_new_files(tmp_path, monkeypatch, small_config):
+def test_a_save_over_a_checkpoint_is_refused_where_its_folder_takes_no_new_files(tmp_path, read_only, small_config):
     """The checkpoint directory itself was tried, not the folder where a save makes <ck>.tmp and <ck>.old: saving
     again into a read-only folder was a bare PermissionError about <ck>.tmp."""
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     runs, checkpoint = tmp_path / "runs", tmp_path / "runs" / "ck"
     model.save(checkpoint)
     before = {p.name: p.read_bytes() for p in checkpoint.iterdir()}
-    make_file = tempfile.TemporaryFile
-    for read_only in (runs, checkpoint):  # the folder it is saved in, and the checkpoint it replaces whole
-
-        def refused(dir, read_only=read_only, **kwargs):
-            if Path(dir) == read_only:
-                raise PermissionError(13, "Permission denied")
-            return make_file(dir=dir, **kwargs)
-
-        monkeypatch.setattr(td3_steps.files.tempfile, "TemporaryFile", refused)
-        words = rf"^Cannot write {checkpoint}: {read_only} does not take new files \(Permission denied\)\. Choose"
+    for folder in (runs, checkpoint):  # the folder it is saved in, and then the checkpoint it replaces whole too
+        read_only(folder)
+        words = rf"^Cannot write {checkpoint}: {folder} does not take new files \(Permission denied\)\. Choose"
         with pytest.raises(PermissionError, match=words):
             model.save(checkpoint)
         assert [p.name for p in runs.iterdir()] == ["ck"]

@@ -1,12 +1,14 @@
 """The student edition (scripts/student_edition.py) holds no solution and no presenter notes, keeps every
 exercise and check cell, and each check's stored output says "Not yet"; with --no-outputs, nothing is stored."""
 
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from scripts.student_edition import LEFT_OUT, solution_code, tags, write_edition
+from scripts import student_edition
+from scripts.student_edition import LEFT_OUT, main, solution_code, tags, write_edition
 from td3_steps.course import course_page_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,3 +73,67 @@ def test_no_solution_no_notes_every_check_says_not_yet(editions, index):
     bare = nbformat.read(editions[1][index], as_version=4)
     assert all(not c.outputs and c.execution_count is None for c in bare.cells if c.cell_type == "code")
     assert [c.source for c in bare.cells] == [c.source for c in edition.cells]
+
+
+# ---------------------------------------------------------------- the command line: OUT checked before writing
+def test_an_out_that_holds_files_is_refused_unless_force(tmp_path, parser_error, monkeypatch):
+    """A student's edited notebook in OUT was replaced without a word."""
+    out = tmp_path / "course"
+    out.mkdir()
+    (out / NOTEBOOKS[0].name).write_text("my answers")
+    line = parser_error(main, [str(out)])
+    assert f"{out} already holds {NOTEBOOKS[0].name}, which the edition would replace" in line and "--force" in line
+    assert (out / NOTEBOOKS[0].name).read_text() == "my answers"
+    (out / NOTEBOOKS[0].name).unlink()
+    (out / "notes.txt").write_text("mine")
+    assert f"{out} is not empty (it holds notes.txt)" in parser_error(main, [str(out), "--no-outputs"])
+
+    written = []
+    monkeypatch.setattr(student_edition, "write_edition", lambda out, outputs: written.append((out, outputs)) or [])
+    main([str(out), "--force", "--no-outputs"])
+    assert written == [(out, False)]
+
+
+@pytest.mark.parametrize(
+    ("out", "words"),
+    [
+        ("", "OUT is empty: give the folder"),
+        ("  ", "OUT is empty: give the folder"),
+        ("afile", "afile is a file, not a folder: give a new or an empty folder"),
+        ("afile/course", "afile is a file, not a directory. Choose another path."),
+        ("read_only", "read_only does not take new files (Permission denied). Choose another path."),
+        ("read_only/course", "read_only does not take new files (Permission denied). Choose another path."),
+        ("blocked", f"Cannot write the file blocked/{NOTEBOOKS[1].name}: it is a directory."),
+    ],
+)
+def test_a_bad_out_is_one_line_before_anything_is_written(tmp_path, parser_error, read_only, monkeypatch, out, words):
+    """An empty OUT wrote the fifteen notebooks into the current directory; a file, a path under a file, a read-only
+    folder gave a FileExistsError, NotADirectoryError or PermissionError traceback."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "read_only").mkdir()
+    (tmp_path / "blocked" / NOTEBOOKS[1].name).mkdir(parents=True)  # a folder of a notebook's name
+    read_only("read_only")
+    before = sorted(tmp_path.rglob("*"))
+    line = parser_error(main, [out, "--force"] if out == "blocked" else [out])
+    assert words in line, line
+    assert sorted(tmp_path.rglob("*")) == before, "written before the error"
+
+
+def test_the_notebooks_are_written_whole_after_every_one_is_read(tmp_path, monkeypatch):
+    """Each notebook was written in place (a crash left part of one) and OUT made before the notebooks were read."""
+    source = tmp_path / "notebooks"
+    source.mkdir()
+    for name in ("01_a.ipynb", "02_b.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(name)]), source / name)
+    synced = []
+    fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
+    written = write_edition(tmp_path / "out", notebooks=source)
+    assert [p.name for p in written] == ["01_a.ipynb", "02_b.ipynb"] and len(synced) == 2
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["01_a.ipynb", "02_b.ipynb"]  # no .tmp left
+    assert nbformat.read(written[1], as_version=4).cells[0].source == "02_b.ipynb"
+    (source / "02_b.ipynb").write_text("not a notebook")
+    with pytest.raises(nbformat.reader.NotJSONError):
+        write_edition(tmp_path / "out2", notebooks=source)
+    assert not (tmp_path / "out2").exists()

@@ -1,0 +1,142 @@
+"""Bad input to scripts/evaluate_agents.py and benchmarks/speed.py is one line that says what to do, given before
+anything is evaluated, measured or written."""
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from scripts import evaluate_agents
+from td3_steps import TD3, Policy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------- scripts/evaluate_agents.py
+@pytest.fixture
+def runs(tmp_path, small_config):
+    """Two run directories, good/ and other/, each with a policy.pt."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    for name in ("good", "other"):
+        (tmp_path / name).mkdir()
+        model.save_policy(tmp_path / name / "policy.pt")
+    return tmp_path / "good", tmp_path / "other"
+
+
+def no_evaluation(monkeypatch):
+    monkeypatch.setattr(Policy, "episode_returns", lambda *a, **k: pytest.fail("evaluated before every check"))
+
+
+def test_a_damaged_policy_is_named_before_any_run_is_evaluated(runs, parser_error, monkeypatch):
+    """A damaged policy.pt gave a traceback, and the runs before it had their protocol.json written already."""
+    good, damaged = runs
+    data = (damaged / "policy.pt").read_bytes()
+    (damaged / "policy.pt").write_bytes(data[: len(data) // 2])
+    no_evaluation(monkeypatch)
+    line = parser_error(evaluate_agents.main, [str(good), str(damaged), "--episodes", "1"])
+    assert f"{damaged / 'policy.pt'} is damaged, or is not a file td3_steps wrote" in line, line
+    assert not (good / "protocol.json").exists()
+
+
+@pytest.mark.parametrize("problem", ["read-only run", "protocol.json a folder"])
+def test_protocol_json_is_checked_writable_before_the_evaluation(runs, parser_error, read_only, monkeypatch, problem):
+    """A read-only run directory gave a PermissionError traceback after the whole evaluation."""
+    good, other = runs
+    if problem == "read-only run":
+        read_only(other)
+        words = f"Cannot write {other / 'protocol.json'}: {other} does not take new files (Permission denied)."
+    else:
+        (other / "protocol.json").mkdir()
+        words = f"Cannot write the file {other / 'protocol.json'}: it is a directory."
+    no_evaluation(monkeypatch)
+    line = parser_error(evaluate_agents.main, [str(good), str(other), "--episodes", "1"])
+    assert words in line, line
+    assert sorted(p.name for p in good.iterdir()) == ["policy.pt"]
+    evaluate_agents.load_policies([good, other])  # --no-write needs neither: evaluated as before
+    monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: [-150.0] * n)
+    evaluate_agents.main([str(good), str(other), "--episodes", "2", "--no-write"])
+    assert sorted(p.name for p in good.iterdir()) == ["policy.pt"]
+
+
+def test_protocol_json_is_written_whole(runs, monkeypatch):
+    """protocol.json was renamed into place without being flushed to the disk first (no fsync)."""
+    good, _ = runs
+    monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: [-150.0] * n)
+    synced = []
+    fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
+    evaluate_agents.main([str(good), "--episodes", "2"])
+    assert len(synced) == 1 and sorted(p.name for p in good.iterdir()) == ["policy.pt", "protocol.json"]
+    written = json.loads((good / "protocol.json").read_text())
+    assert written["env_id"] == "Pendulum-v1" and written["returns"] == [-150.0, -150.0]
+
+
+# ---------------------------------------------------------------- benchmarks/speed.py
+@pytest.fixture(scope="module")
+def speed():
+    spec = importlib.util.spec_from_file_location("speed_benchmark", ROOT / "benchmarks" / "speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+QUICK = ["--warmup", "10", "--steps", "10", "--repeats", "1", "--updates", "5", "--rounds", "1"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--steps", "0"], "argument --steps: must be at least 1, not 0"),
+        (["--steps", "-5"], "argument --steps: must be at least 1, not -5"),
+        (["--steps", "abc"], "argument --steps: 'abc' is not a whole number"),
+        (["--updates", "0"], "argument --updates: must be at least 1, not 0"),
+        (["--warmup", "0"], "argument --warmup: must be at least 1, not 0"),
+        (["--repeats", "0"], "argument --repeats: must be at least 1, not 0"),
+        (["--rounds", "0"], "argument --rounds: must be at least 1, not 0"),
+        (["--threads", "-2"], "argument --threads: must be at least 0, not -2"),
+        (["--seed", "-1"], "argument --seed: must be at least 0, not -1"),
+        (["--envs", "CartPole-v1"], "--envs: CartPole-v1: TD3 needs bounded continuous actions"),
+        (["--envs", "Pendulum-v1", "NoSuch-v0"], "--envs: Cannot make environment 'NoSuch-v0'"),
+        (["--device", "cuda"], "--device cuda: no CUDA GPU is available here"),
+    ],
+)
+def test_speed_refuses_bad_arguments_before_measuring(speed, parser_error, monkeypatch, argv, words):
+    """--steps 0 and --updates 0 were a ZeroDivisionError after every measurement, --warmup 0 and --steps -5 an
+    IndexError in the child, --repeats 0 and --rounds 0 a StatisticsError, CartPole-v1 an IndexError, NoSuch-v0 a
+    traceback, --device cuda without a GPU an AssertionError; --threads -2 was ignored."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(speed, "whole_steps", lambda *a: pytest.fail("measured before the check"))
+    monkeypatch.setattr(speed, "updates_alone", lambda *a: pytest.fail("measured before the check"))
+    argv = argv if "--envs" in argv else [*argv, "--envs", "Pendulum-v1"]
+    line = parser_error(speed.main, [*QUICK, *argv])
+    assert words in line, line
+
+
+def test_speed_without_stable_baselines3_says_how_to_install_it(speed, parser_error, monkeypatch):
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "stable_baselines3" else find_spec(name, *a)
+    )
+    monkeypatch.setattr(speed, "whole_steps", lambda *a: pytest.fail("measured before the check"))
+    line = parser_error(speed.main, [*QUICK, "--envs", "Pendulum-v1"])
+    assert 'Stable-Baselines3 is not installed: pip install -e ".[bench]"' in line, line
+
+
+def test_speed_measures_with_good_arguments(speed, capsys, monkeypatch):
+    pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is in the bench extra")
+    asked = []
+
+    def measured(names, env_id, warmup, count, repeats, seed, device):
+        asked.append((env_id, warmup, count, repeats, seed, device))
+        return {name: [100.0] * repeats for name in names}
+
+    monkeypatch.setattr(speed, "whole_steps", measured)
+    monkeypatch.setattr(speed, "updates_alone", measured)
+    speed.main([*QUICK, "--envs", "Pendulum-v1", "--seed", "3", "--bf16", "no", "--threads", "0"])
+    assert asked == [("Pendulum-v1", 10, 10, 1, 3, "cpu"), ("Pendulum-v1", 10, 5, 1, 3, "cpu")]
+    assert "| Pendulum-v1 | whole steps | 100 steps/s | 100 steps/s (1.00x) | not timed (--bf16 no) |" in (
+        capsys.readouterr().out
+    )

@@ -28,6 +28,7 @@ from .envs import (
     stored_observation_shape,
     time_limit,
 )
+from .failures import generator_problem
 from .files import as_path
 from .networks import Actor, CustomNet, build_actor
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
@@ -107,9 +108,22 @@ class Policy:
                 f" half-range: a finite number >= 0, e.g. 0.1; got {exploration_noise!r:.80}."
             )
         self.exploration_noise = exploration_noise
+        if noise is not None and not callable(noise):
+            raise TypeError(
+                f"noise is the acting noise object, td3_steps.GaussianNoise() or OrnsteinUhlenbeckNoise(size), got"
+                f" {noise!r:.80} (a kind is chosen by name in TD3Config(noise_type=...))."
+            )
         self.noise = noise if noise is not None else GaussianNoise()
         if generator is None:
             generator = torch.Generator(self.device).manual_seed(derived_seed(0, ACTING))
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(
+                f"generator is the torch.Generator the acting noise is drawn from, or None, got {generator!r:.80}:"
+                " torch.Generator().manual_seed(seed) makes one."
+            )
+        problem = generator_problem("Policy", generator, self.device, "the actor acts")
+        if problem is not None:
+            raise problem
         self.generator = generator
         self.seed = check_seed(seed)
         self._eval_env: gym.Env | None = None

@@ -215,6 +215,16 @@ def test_an_exploration_noise_that_is_no_sigma_is_refused_when_the_policy_is_mad
     assert Policy(actor, "Pendulum-v1", exploration_noise=0).predict(np.zeros(3), deterministic=False)[0].shape == (1,)
 
 
+def test_a_noise_or_generator_of_another_kind_is_refused_when_the_policy_is_made():
+    """generator=3 failed at the first noisy predict inside torch's randn, noise="ou" with "'str' object is not
+    callable"."""
+    actor = Actor(3, [-2.0], [2.0], net_arch=(8,))
+    with pytest.raises(TypeError, match=r"generator is the torch.Generator the acting noise is drawn from, or None"):
+        Policy(actor, "Pendulum-v1", generator=3)
+    with pytest.raises(TypeError, match=r"noise is the acting noise object, td3_steps.GaussianNoise\(\) or Orn"):
+        Policy(actor, "Pendulum-v1", noise="ou")
+
+
 def test_a_file_that_names_its_env_by_id_alone_says_what_loading_leaves_out(tmp_path, small_config):
     """A policy or checkpoint of an env made with arguments names only its id: loading made Pendulum-v1 with g=10.0
     in silence. Saving says so (pointing at the caller's line), once per line; Policy.load, like TD3.load, takes

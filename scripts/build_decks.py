@@ -35,7 +35,7 @@ from jinja2 import DictLoader
 from nbconvert import SlidesExporter
 
 from td3_steps.course import course_page_on_the_web, is_install_cell
-from td3_steps.files import check_parents, check_writable_directory, write_text_atomically
+from td3_steps.files import check_directory_path, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "decks"
@@ -209,10 +209,7 @@ def _slide_type(cell) -> str:
 
 def check_out(out: Path) -> None:
     """A ValueError or OSError that says what to do unless the decks (and lib/) can be written into `out`."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file: give a folder for the decks (it is made if missing)")
-    check_parents(out)  # NotADirectoryError: a file among the folders above it
-    check_writable_directory(out)  # PermissionError: a folder that takes no new files
+    check_directory_path(out, f"--out {out} is a file: give a folder for the decks (it is made if missing)")
 
 
 def build(paths: list[Path], out: Path = DEFAULT_OUT, online: bool = False) -> list[Path]:

@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from td3_steps.course import course_page_on_the_web
-from td3_steps.files import check_file_path, check_parents, check_writable_directory, write_text_atomically
+from td3_steps.files import check_directory_path, check_file_path, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 LEFT_OUT = (
@@ -92,10 +92,7 @@ def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebook
     nothing (a student's edited notebooks would be replaced)."""
     if out.resolve() == notebooks.resolve():
         raise ValueError("OUT must not be notebooks/: the edition would overwrite the course's own notebooks")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"OUT {out} is a file, not a folder: give a new or an empty folder for the notebooks")
-    check_parents(out)  # NotADirectoryError: a file among the folders above it
-    check_writable_directory(out)  # PermissionError: a folder that takes no new files
+    check_directory_path(out, f"OUT {out} is a file, not a folder: give a new or an empty folder for the notebooks")
     held = sorted(out.iterdir()) if out.is_dir() else []
     replaced = [out / path.name for path in source_notebooks(notebooks) if (out / path.name).exists()]
     if held and not force:

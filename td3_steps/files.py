@@ -51,6 +51,16 @@ def check_writable(path) -> None:
     _check_takes_files(path, _nearest_directory(path.parents))
 
 
+def check_directory_path(directory: Path, is_a_file: str) -> None:
+    """Raise unless a directory can be filled at `directory` (made if missing): a NotADirectoryError saying
+    `is_a_file` where it is a file, or naming a file among the directories above it; a PermissionError where it, or
+    the nearest directory above it, takes no new files. Checked before anything is written."""
+    if directory.exists() and not directory.is_dir():
+        raise NotADirectoryError(is_a_file)
+    check_parents(directory)
+    check_writable_directory(directory)
+
+
 def check_writable_directory(directory) -> None:
     """A PermissionError naming `directory` unless files can be made in it, or, if it is yet to be made, in the
     nearest directory above it that exists (for a directory that others fill: TensorBoard's event files)."""

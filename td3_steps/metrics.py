@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from .files import as_path, check_parents, check_writable_directory, write_atomically, write_text_atomically
+from .files import as_path, check_directory_path, write_atomically, write_text_atomically
 
 COLUMNS = [
     "step",
@@ -184,12 +184,9 @@ class TensorBoardLog:
         """`log_dir` as a Path, if TensorBoard can make its directory and files there (checked before an agent is
         built)."""
         log_dir = as_path(log_dir, "tensorboard_log")
-        if log_dir.exists() and not log_dir.is_dir():
-            raise NotADirectoryError(
-                f"tensorboard_log={str(log_dir)!r} is a file: give a directory for the event files."
-            )
-        check_parents(log_dir)
-        check_writable_directory(log_dir)
+        check_directory_path(
+            log_dir, f"tensorboard_log={str(log_dir)!r} is a file: give a directory for the event files."
+        )
         return log_dir
 
     def __call__(self, row: dict) -> None:

@@ -225,11 +225,16 @@ def flat_observation_space(space: gym.Space) -> spaces.Box:
     return spaces.flatten_space(space)
 
 
+def _part_keys(space: spaces.Dict | spaces.Tuple):
+    """The keys of a Dict space's parts, or the indices of a Tuple space's."""
+    return list(space.spaces) if isinstance(space, spaces.Dict) else range(len(space.spaces))
+
+
 def _unsupported_part(space: gym.Space, name: str) -> tuple[str, gym.Space | None]:
     """The first part of `space` (named as indexed from `name`) that is not one of FLAT_SPACES; (name, None)
     if there is none."""
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
-        for key in space.spaces if isinstance(space, spaces.Dict) else range(len(space.spaces)):
+        for key in _part_keys(space):
             found = _unsupported_part(space[key], f"{name}[{key!r}]")
             if found[1] is not None:
                 return found
@@ -292,6 +297,11 @@ def cast_changes(space: spaces.Box) -> str:
     )
 
 
+NOT_FINITE = (
+    "NaN or inf, on which the actor's action means nothing: check the environment or the code that produced it."
+)
+
+
 def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     """One observation or a batch of them, as stored, with a leading batch axis; and whether a batch was given.
 
@@ -336,10 +346,7 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
         check_values(space, array)
         array = as_array(array, np.uint8 if is_image_space(space) else np.float32)
     if array.dtype == np.float32 and not np.isfinite(array).all():
-        raise ValueError(
-            "The observation holds NaN or inf, on which the actor's action means nothing: check the environment"
-            " or the code that produced it."
-        )
+        raise ValueError(f"The observation holds {NOT_FINITE}")
     return (array if is_image_space(space) else array.reshape(len(array), int(np.prod(space.shape)))), batched
 
 
@@ -349,7 +356,7 @@ def check_values(space: gym.Space, obs, name: str = "obs") -> None:
     integer Box (see lossy_values), or a category out of range for a discrete space. gymnasium's flatten would
     raise an IndexError for Discrete(4) given 7 or 1.5, and take -1 as the last category, silently."""
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
-        for key in space.spaces if isinstance(space, spaces.Dict) else range(len(space.spaces)):
+        for key in _part_keys(space):
             check_values(space[key], obs[key], f"{name}[{key!r}]")
         return
     values = np.asarray(obs)
@@ -364,10 +371,7 @@ def check_values(space: gym.Space, obs, name: str = "obs") -> None:
         with np.errstate(over="ignore"):  # a float64 beyond float32's range is inf once stored
             finite = values.dtype.kind != "f" or np.isfinite(values.astype(space.dtype, copy=False)).all()
         if not finite:
-            raise ValueError(
-                f"{where} holds NaN or inf, on which the actor's action means nothing: check the environment or the"
-                " code that produced it."
-            )
+            raise ValueError(f"{where} holds {NOT_FINITE}")
         return
     if isinstance(space, spaces.Discrete):
         low, high = int(space.start), int(space.start + space.n - 1)
@@ -391,9 +395,8 @@ def _batch_length(space: gym.Space, obs, whole: gym.Space) -> int | None:
                           f" axis of one length), got {type(obs).__name__} {obs!r:.120}.")  # fmt: skip
 
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
-        keys = list(space.spaces) if isinstance(space, spaces.Dict) else range(len(space.spaces))
         try:
-            lengths = {_batch_length(space[key], obs[key], whole) for key in keys}
+            lengths = {_batch_length(space[key], obs[key], whole) for key in _part_keys(space)}
         except (KeyError, IndexError, TypeError):
             raise wrong() from None
         if len(lengths) > 1:

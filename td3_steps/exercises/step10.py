@@ -12,7 +12,19 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot, tensors_problem
+from . import (
+    KnownError,
+    Mistake,
+    changed,
+    checker,
+    close,
+    explain_error,
+    match_mistake,
+    report,
+    run_safely,
+    snapshot,
+    tensors_problem,
+)
 
 OBS_DIM, ACTION_DIM = 3, 2
 # (number of critics, state size, action size, batch size): the second case has other sizes, so none written in passes
@@ -63,29 +75,30 @@ def mistakes(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> 
     ]
 
 
-def _raised(problem: str, obs: torch.Tensor, action: torch.Tensor) -> str:
-    """The raised error, with a hint where it comes from concatenating s and a wrongly."""
-    problem = problem.rstrip(".")
+def known_errors(obs: torch.Tensor, action: torch.Tensor) -> list[KnownError]:
+    """The errors that concatenating s and a wrongly raises, and what to tell the student (first match wins: torch's
+    dim=0 message also says "Sizes of tensors must match")."""
     feature_axis = (
         f"Each critic reads [s, a], {obs.shape[1] + action.shape[1]} numbers per row: concatenate the state and the"
         " action along the feature axis, torch.cat([obs, action], dim=1)"
     )
-    if "must match except in dimension 0" in problem:
-        return (
-            f"{problem}. {feature_axis} (dim=0 tries to stack them as extra rows of the batch, and s and a differ"
-            " in width)"
-        )
-    if "Sizes of tensors must match" in problem:
-        return (
-            f"{problem}. The tensors you concatenated have different numbers of rows: obs {tuple(obs.shape)} and"
-            f" action {tuple(action.shape)} already hold one row per transition, so concatenate them as they are,"
-            f" without reshaping: {RIGHT}"
-        )
-    if "shapes cannot be multiplied" in problem:
-        return f"{problem}. {feature_axis}"
-    if "takes 2 positional arguments but 3 were given" in problem:
-        return f"{problem}. Each critic here is a plain network that reads one input, [s, a]: {RIGHT}"
-    return problem
+    return [
+        KnownError(
+            "must match except in dimension 0",
+            f"{feature_axis} (dim=0 tries to stack them as extra rows of the batch, and s and a differ in width)",
+        ),
+        KnownError(
+            "Sizes of tensors must match",
+            f"The tensors you concatenated have different numbers of rows: obs {tuple(obs.shape)} and action"
+            f" {tuple(action.shape)} already hold one row per transition, so concatenate them as they are, without"
+            f" reshaping: {RIGHT}",
+        ),
+        KnownError("shapes cannot be multiplied", feature_axis),
+        KnownError(
+            "takes 2 positional arguments but 3 were given",
+            f"Each critic here is a plain network that reads one input, [s, a]: {RIGHT}",
+        ),
+    ]
 
 
 def _left_alone_problem(
@@ -166,7 +179,9 @@ def check_current_q(fn) -> bool:
         known_mistakes = mistakes(nets, obs, action)
         answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics")
         if problem:
-            return report([_raised(problem, obs, action) + _sizes_note(obs, action)], "")
+            return report(
+                [explain_error(problem.rstrip("."), known_errors(obs, action)) + _sizes_note(obs, action)], ""
+            )
         problem = _left_alone_problem(inputs, {"obs": obs, "action": action}, nets)
         if problem:
             return report([problem], "")

@@ -240,16 +240,17 @@ def _read_files(path: Path, map_location, memory: bool) -> tuple[dict, dict, dic
 
 
 def _unreadable(path: Path, error: OSError) -> CheckpointError:
-    """A file of the checkpoint `path` that cannot be read (a permission, or a directory where a file belongs), as a
-    CheckpointError that says what to do, not the system's bare error."""
+    """A file of the checkpoint or file `path` that cannot be read (a permission, or a directory where a file
+    belongs), as a CheckpointError that says what to do, not the system's bare error."""
+    file = error.filename or path
     if isinstance(error, PermissionError):
         return CheckpointError(
-            f"Cannot read {error.filename} ({error.strerror}): make the checkpoint readable to you"
-            f" (chmod -R u+rX {path}), or load a copy you may read."
+            f"Cannot read {file} ({error.strerror}): make it readable to you (chmod -R u+rX {path}), or load a copy"
+            " you may read."
         )
     if isinstance(error, IsADirectoryError):
-        return CheckpointError(f"{error.filename} is a directory, where a td3_steps checkpoint has a file. {REMEDY}")
-    return CheckpointError(f"Cannot read {error.filename} ({error.strerror}). {REMEDY}")
+        return CheckpointError(f"{file} is a directory, where a td3_steps checkpoint has a file. {REMEDY}")
+    return CheckpointError(f"Cannot read {file} ({error.strerror}). {REMEDY}")
 
 
 def _verify(path: Path, names) -> None:
@@ -303,10 +304,7 @@ def load_tensors(file: Path, map_location) -> dict:
     try:
         return torch.load(file, map_location=map_location, weights_only=True)
     except PermissionError as error:
-        raise CheckpointError(
-            f"Cannot read {file} ({error.strerror}): make it readable to you (chmod u+r {file}), or load a copy you"
-            " may read."
-        ) from error
+        raise _unreadable(file, error) from error
     except Exception as error:  # torch raises many types for a damaged or foreign file
         # torch's weights-only refusal advises weights_only=False, which would run code from the file: not said here
         if "Weights only load failed" in str(error):

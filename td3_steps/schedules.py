@@ -74,8 +74,9 @@ def value_at(value: float | Callable[[float], float], progress_remaining: float,
     if not callable(value):
         return value
     now = value(progress_remaining)
-    floor = "> 0" if name == "learning_rate" else ">= 0"
-    if not (is_number(now) and (now > 0 if name == "learning_rate" else now >= 0)):
+    positive = name == "learning_rate"
+    if not (is_number(now) and (now > 0 if positive else now >= 0)):
+        floor = "> 0" if positive else ">= 0"
         raise ValueError(
             f"TD3Config.{name}'s schedule gave {now!r} at progress_remaining {progress_remaining:.6g}: it must give a"
             f" finite number {floor} all through training (TD3Config could check only its start and end)."

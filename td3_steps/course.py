@@ -27,7 +27,7 @@ COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 def install_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The first cell of every notebook: install into the notebook's own Python (%pip) what the course needs and the
     environment lacks (Colab, a new Jupyter): td3_steps from the course repository, and ipywidgets, which notebooks
-    06 and 14 import for their sliders (Colab has it, a bare JupyterLab has not). Only what is missing: an installed
+    06, 14 and 15 import for their sliders (Colab has it, a bare JupyterLab has not). Only what is missing: an installed
     td3_steps (an editable one from a clone, say) is never replaced."""
     return f"""# Installs what the course needs where it is missing (in Colab, or a new Jupyter environment):
 # td3_steps from the course repository, and ipywidgets (progress bars, sliders). Else it does nothing.

@@ -8,7 +8,7 @@ from torch import nn
 from .counts import is_count
 from .failures import check_reached, explain_failures, explained, module_problem, optimizer_problem
 
-FROZEN_CRITICS = ValueError(
+FROZEN_CRITICS = (
     "actor_update: none of these critics' parameters is trainable: they are the target critics (step 7), which only"
     " Polyak averaging moves. Pass the online critics, the ones critic_update trains."
 )
@@ -47,7 +47,7 @@ def actor_update(
     parameters = list(critics.parameters())
     trainable = [p for p in parameters if p.requires_grad]  # what is frozen already stays frozen
     if parameters and not trainable:  # (a critic of no parameters, a fixed function, is no target)
-        raise explained(FROZEN_CRITICS)
+        raise explained(ValueError(FROZEN_CRITICS))  # a new error each time: a raised one keeps its frames
     for p in trainable:
         p.requires_grad_(False)
     try:

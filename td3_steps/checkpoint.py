@@ -401,9 +401,9 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
     return model
 
 
-# the settings of the networks that their saved tensors need not show (net_arch and n_critics show in the shapes,
-# which _check_networks reads): another activation computes something else from the very same weights
-NETWORK_FIELDS = ("activation", "layer_norm", "features_extractor", "share_features_extractor")
+# the settings of the networks, which a config passed to load must keep: net_arch and n_critics show in the saved
+# shapes too (_check_networks reads them), but another activation computes something else from the very same weights
+NETWORK_FIELDS = ("net_arch", "n_critics", "activation", "layer_norm", "features_extractor", "share_features_extractor")
 
 
 def _check_same_networks(path, saved: dict, config: TD3Config) -> None:
@@ -466,7 +466,7 @@ def _check_networks(path, model, state: dict) -> None:
     if wrong:
         raise CheckpointError(
             f"{path} does not fit this agent: {'; '.join(wrong)}. Load it with the config and environment it was"
-            " trained with (TD3.load(path) alone uses its own) or retrain."
+            " trained with, or retrain."
         )
 
 

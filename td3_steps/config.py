@@ -229,9 +229,12 @@ class TD3Config:
         for name in SCHEDULABLE:
             value = data.get(name)
             if isinstance(value, dict) and "callable" in value:
+                default = TD3Config().to_dict()
+                kept = ", ".join(f"{k}={v!r}" for k, v in data.items() if k != name and v != default[k])
                 raise ConfigError(
                     f"TD3Config.{name} was a Python callable ({value['callable']}), which a checkpoint cannot"
-                    f" store: pass the config again, e.g. TD3.load(path, config=TD3Config({name}=...))."
+                    f" store: pass the config it was trained with again, the callable included, e.g."
+                    f" TD3.load(path, config=TD3Config({name}=..., {kept or '...'}))."
                 )
             if isinstance(value, dict):
                 try:

@@ -186,8 +186,9 @@ def check_bounds(low, high) -> None:
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
         raise SpaceError(
             f"TD3 needs bounded continuous actions, but these action bounds are infinite: low={low}, high={high}."
-            " Wrap the environment so that its action space has finite low and high (e.g. gymnasium.wrappers.RescaleAction"
-            " on a bounded space, or ClipAction with explicit bounds)."
+            " Give TD3 the bounds the environment really accepts: wrap it, e.g."
+            " gymnasium.wrappers.TransformAction(env, lambda a: a, gymnasium.spaces.Box(low, high)) with finite low"
+            " and high."
         )
     with np.errstate(all="ignore"):  # what overflows is refused below
         low32, high32 = low.astype(np.float32), high.astype(np.float32)

@@ -1,6 +1,7 @@
 """td3_steps.actor_update: step 13, the delayed actor update that climbs critic 1."""
 
 import copy
+import traceback
 
 import pytest
 import torch
@@ -74,8 +75,13 @@ def test_targets_or_another_optimizer_are_refused_before_the_actor_moves():
     actor, critics, optimizer, obs = _networks()
     actor_target, critic_targets = make_target(actor), make_target(critics)
     before = copy.deepcopy(actor.state_dict())
-    with pytest.raises(ValueError, match="target critics"):
-        actor_update(actor, critic_targets, obs, optimizer)
+    errors = []
+    for _ in range(3):  # a student running the cell again: each error is new, its traceback as short
+        with pytest.raises(ValueError, match="target critics") as caught:
+            actor_update(actor, critic_targets, obs, optimizer)
+        errors.append(caught.value)
+    assert errors[0] is not errors[2]
+    assert len(traceback.extract_tb(errors[2].__traceback__)) == len(traceback.extract_tb(errors[0].__traceback__))
     assert not any(p.requires_grad for p in critic_targets.parameters())  # left frozen
     with pytest.raises(ValueError, match="target actor .* Pass the online actor"):
         actor_update(actor_target, critics, obs, optimizer)

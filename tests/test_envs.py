@@ -63,8 +63,13 @@ def test_discrete_actions_are_refused_clearly(small_config, toy_env):
 
 
 def test_unbounded_actions_are_refused_clearly(small_config, toy_env):
-    with pytest.raises(SpaceError, match="bounds are infinite.*RescaleAction"):
-        TD3(toy_env(action_space=spaces.Box(-np.inf, np.inf, (1,), np.float32)), small_config)
+    unbounded = toy_env(action_space=spaces.Box(-np.inf, np.inf, (1,), np.float32))
+    with pytest.raises(SpaceError, match="bounds are infinite.*TransformAction") as caught:
+        TD3(unbounded, small_config)
+    # the advice, followed as written, gives an env TD3 takes
+    advice = re.search(r"gymnasium\.wrappers\.TransformAction\(.*?\)\)", str(caught.value)).group()
+    env, low, high = unbounded, np.float32(-2.0), np.float32(2.0)
+    TD3(eval(advice, {"gymnasium": gym, "env": env, "low": low, "high": high}), small_config).learn(5)
 
 
 def test_unflattenable_observations_are_refused_clearly(small_config, toy_env):

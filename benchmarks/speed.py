@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from td3_steps import TD3, ReplayMemory, SpaceError, TD3Config, make_env
+from td3_steps.cli import at_least
 from td3_steps.devices import has_fast_bfloat16
 from td3_steps.envs import check_action_space
 
@@ -179,21 +180,6 @@ def cpu_name() -> str:
     name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
     flags = [flag for flag in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f" {flag}" in info]
     return f"{name or platform.machine()} ({', '.join(flags) or 'no AVX2'}), {os.cpu_count()} cores"
-
-
-def at_least(minimum: int):
-    """An argparse type: a whole number no smaller than `minimum`."""
-
-    def whole_number(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return whole_number
 
 
 def env_problem(env_id: str) -> str | None:

@@ -300,7 +300,7 @@ class TD3:
         action = self._training_action(self._obs)
         returned_obs, reward, terminated, truncated, _ = self.env.step(action.reshape(self.action_space.shape))
         next_obs = envs.stored_observation(self.observation_space, returned_obs)
-        if next_obs.shape != self._obs.shape:  # one comparison a step: a (1,) array would broadcast into the memory
+        if next_obs.shape != self._obs.shape:  # one comparison a step, to name the env and the step at fault
             envs.check_observation(self.env, returned_obs, AT_STEP.format(self.num_steps + 1))
         try:
             self.memory.add(self._obs, action, reward, next_obs, terminated, truncated)  # 1: store the transition

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from .checkpoint import check_checkpoint_path
 from .config import unknown_names
 from .counts import check_flag, is_count
+from .metrics import best_evaluation_step
 
 
 def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others: dict) -> int:
@@ -91,8 +92,8 @@ class EvalCallback:
 
     Each evaluation is logged as a metrics row (step, eval_return, eval_return_std) and appended to
     `evaluations`; `learn(eval_freq=..., eval_episodes=...)` is this callback. The best mean return
-    so far is `best_mean_return` (at step `best_step`). When the mean return beats the best, the agent
-    is saved to `best_model_path` as a checkpoint directory (without the replay memory):
+    so far is `best_mean_return` (at step `best_step`: the latest on ties, as train's best_policy.pt). When an
+    evaluation is the best, the agent is saved to `best_model_path` as a checkpoint directory (without the replay memory):
     TD3.load(best_model_path) gives it back, to evaluate, ship (save_policy) or train on (learn first gathers
     learning_starts transitions anew, acting with the loaded actor). It never stops training.
     """
@@ -125,7 +126,8 @@ class EvalCallback:
         row = {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
         self.evaluations.append(row)
         model.log_metrics(dict(row))  # a copy: a log may add columns to its row
-        if mean > self.best_mean_return:
+        scores = {row["step"]: (row["eval_return"], row["eval_return_std"]) for row in self.evaluations}
+        if best_evaluation_step(scores) == model.num_steps:  # the rule of the command line's best_policy.pt
             self.best_mean_return, self.best_step = mean, model.num_steps
             if self.best_model_path is not None:
                 model.save(self.best_model_path)

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import shutil
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ from .config import ConfigError, TD3Config
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import bounds_mismatch, stored_observation
+from .failures import warn
 from .files import as_path, check_parents, check_writable, make_parents, write_atomically, write_synced
 from .seeding import ACTING, UPDATES, derived_seed
 
@@ -524,10 +524,9 @@ def _replay_episode(model, actions: np.ndarray, obs: np.ndarray, episode_return:
     model._episode_actions = list(actions)
     model._episode_return = episode_return
     if not np.array_equal(model._obs, obs):
-        warnings.warn(
+        warn(
             "The environment did not replay to the saved state (it is not deterministic given its seed):"
-            " training resumes from a nearby state, and the run will differ from an uninterrupted one.",
-            stacklevel=5,  # the caller of TD3.load
+            " training resumes from a nearby state, and the run will differ from an uninterrupted one."
         )
         model._obs = obs
 

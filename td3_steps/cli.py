@@ -167,7 +167,7 @@ def _integers(minimum: int, maximum: int | None) -> str:
     return f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
 
 
-def _at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+def at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type: an integer >= minimum (and <= maximum), or argparse's one-line error."""
 
     def integer(text: str) -> int:
@@ -208,9 +208,9 @@ def _parser() -> argparse.ArgumentParser:
         " my_module:MyEnv-v0, where my_module registers it",
     )  # fmt: skip
     train.add_argument(
-        "--steps", "--total-timesteps", type=_at_least(0), help="total environment steps (default: the preset's)"
+        "--steps", "--total-timesteps", type=at_least(0), help="total environment steps (default: the preset's)"
     )
-    train.add_argument("--seed", type=_at_least(0), help="random seed (default: 0)")
+    train.add_argument("--seed", type=at_least(0), help="random seed (default: 0)")
     train.add_argument(
         "--out",
         type=_path,
@@ -229,13 +229,13 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
-        "--threads", type=_at_least(1, MAX_THREADS),
+        "--threads", type=at_least(1, MAX_THREADS),
         help=f"CPU threads for torch, 1 to {MAX_THREADS} (default: one per core; --resume keeps the run's own)",
     )  # fmt: skip
-    train.add_argument("--eval-freq", type=_at_least(1), help="steps between evaluations (default: the preset's)")
-    train.add_argument("--eval-episodes", type=_at_least(1), help="episodes per evaluation (default: 10)")
+    train.add_argument("--eval-freq", type=at_least(1), help="steps between evaluations (default: the preset's)")
+    train.add_argument("--eval-episodes", type=at_least(1), help="episodes per evaluation (default: 10)")
     train.add_argument(
-        "--checkpoint-freq", type=_at_least(1), metavar="N",
+        "--checkpoint-freq", type=at_least(1), metavar="N",
         help="steps between checkpoints (default: a checkpoint at each evaluation); the run's end, Ctrl-C and"
         " SIGTERM save one too",
     )  # fmt: skip
@@ -252,7 +252,7 @@ def _parser() -> argparse.ArgumentParser:
         " evaluations were (an actor file keeps it too).",
     )  # fmt: skip
     evaluate.add_argument("run_dir", type=_path, help=AGENT_HELP)
-    evaluate.add_argument("--episodes", type=_at_least(1), default=10, help="episodes to average (default: 10)")
+    evaluate.add_argument("--episodes", type=at_least(1), default=10, help="episodes to average (default: 10)")
     evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     evaluate.set_defaults(func=evaluate_command, command_parser=evaluate)
 
@@ -268,11 +268,11 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     render.add_argument(
         "--max-steps",
-        type=_at_least(1),
+        type=at_least(1),
         default=400,
         help="environment steps to record at most, one frame each after the first (default: 400)",
     )
-    render.add_argument("--fps", type=_at_least(1), default=30, help="frames per second (default: 30)")
+    render.add_argument("--fps", type=at_least(1), default=30, help="frames per second (default: 30)")
     render.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     render.set_defaults(func=render_command, command_parser=render)
     for command in (train, evaluate, render):

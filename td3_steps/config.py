@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .counts import is_count, is_number, is_sizes
+from .counts import is_count, is_flag, is_number, is_sizes
 from .schedules import SCHEDULES, schedule_from_dict
 
 SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
@@ -190,7 +190,8 @@ class TD3Config:
             _check(self, name, lambda v, choices=choices: v in choices, "one of " + ", ".join(map(repr, choices)))
         _check_int(self, "n_critics", 1)
         for name in ("layer_norm", "share_features_extractor", "mixed_precision"):
-            _check(self, name, lambda v: isinstance(v, bool), "True or False")
+            _check(self, name, is_flag, "True or False")
+            object.__setattr__(self, name, bool(getattr(self, name)))  # 1 is True, as JSON stores it
 
     def train_frequency(self) -> tuple[int, str]:
         """train_freq as (n, unit): a round of updates every n "step"s or every n "episode"s."""

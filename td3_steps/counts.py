@@ -17,10 +17,14 @@ def is_sizes(value) -> bool:
     return isinstance(value, (list, tuple)) and len(value) > 0 and all(is_count(n, 1) for n in value)
 
 
+def is_flag(value) -> bool:
+    """True or False (a numpy bool, 1 and 0 included): "no", None or a list would otherwise pick a side silently."""
+    return isinstance(value, (bool, np.bool_, int, np.integer)) and value in (0, 1)
+
+
 def check_flag(where: str, name: str, value) -> None:
-    """A ValueError unless `value` is True or False (a numpy bool, 1 and 0 included): "no", None or a list would
-    otherwise pick a side silently."""
-    if not (isinstance(value, (bool, np.bool_, int, np.integer)) and value in (0, 1)):
+    """A ValueError unless `value` is a flag (is_flag)."""
+    if not is_flag(value):
         raise ValueError(f"{where}: {name} must be True or False, got {value!r:.80}.")
 
 

@@ -4,12 +4,11 @@ fused for it."""
 from __future__ import annotations
 
 import platform
-import warnings
 
 import numpy as np
 import torch
 
-from .failures import explained
+from .failures import explained, warn
 
 
 def check_torch_reads_numpy() -> None:
@@ -128,11 +127,10 @@ def has_fast_bfloat16(device: torch.device) -> bool:
 def warn_if_bfloat16_is_emulated(device: torch.device) -> None:
     """TD3Config.mixed_precision on a device without native bfloat16 runs slower than float32: say so."""
     if not has_fast_bfloat16(device):
-        warnings.warn(
+        warn(
             f"mixed_precision=True, but this {device.type.upper()} has no native bfloat16 matrix products"
             " (x86 CPUs need AVX-512 BF16 or AMX; GPUs need Ampere or later): they are emulated and run"
-            " several times slower than float32. Leave mixed_precision off on this machine.",
-            stacklevel=3,
+            " several times slower than float32. Leave mixed_precision off on this machine."
         )
 
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-import sys
-import warnings
 
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
 from .envs import QuietReset, make_env, normalizers, time_limit
+from .failures import warn
 
 # Wrappers that change no observation, action or reward: an evaluation copy does without them.
 WATCHING = {"Monitor", "RecordEpisodeStatistics", "HumanRendering", "RenderCollection", "RecordVideo"}
@@ -116,17 +115,7 @@ def warn_if_id_leaves_out(env: gym.Env, file: str, loader: str) -> None:
     make env again on loading with `loader` (e.g. "TD3.load")."""
     left_out = id_leaves_out(env)
     if left_out:
-        warnings.warn(
+        warn(
             f"{file} names its environment by id, {env.spec.id!r}, and loading makes it without"
-            f" {', '.join(left_out)}: pass the environment when loading it, {loader}(path, env=...).",
-            UserWarning,
-            stacklevel=_first_frame_outside_the_package(),
+            f" {', '.join(left_out)}: pass the environment when loading it, {loader}(path, env=...)."
         )
-
-
-def _first_frame_outside_the_package() -> int:
-    """The stacklevel of the first caller outside td3_steps, so that a warning names the user's line."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "td3_steps":
-        frame, level = frame.f_back, level + 1
-    return level

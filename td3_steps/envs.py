@@ -610,8 +610,7 @@ def check_observation(env: gym.Env, obs, returned_by: str) -> None:
     if not fits:
         raise SpaceError(
             f"{type(env.unwrapped).__name__}.{returned_by} returned an observation of shape {shape}, which does not"
-            f" fit its observation space {space}: return observations of the space's shape (else TD3 would store"
-            " broadcast or misaligned values in its replay memory)."
+            f" fit its observation space {space}: return observations of the space's shape."
         )
 
 

@@ -1,7 +1,9 @@
 """Say which argument is wrong when a step fails, at no cost while it works.
 
-The steps run every update, so they validate nothing up front but the cheap (B, 1) shape guards of
-td3_steps.shapes (TD3Config checks what TD3 passes them once).
+The steps run every update, so they validate little up front: the cheap (B, 1) shape guards of
+td3_steps.shapes, and in the two updates one look at the .grad fields after backward (check_reached: another
+network's optimizer would step nothing) and actor_update's refusal of frozen critics (the targets passed for the
+online ones); TD3Config checks what TD3 passes them once.
 When a call raises, `explain_failures` asks the step's problem function what is wrong with the arguments, and
 raises its answer (a TypeError or ValueError that says what to pass) from torch's or Python's error; when the
 arguments look right, the original error goes on unchanged. The problem function comes after the step, as a
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
+import warnings
 from collections.abc import Callable
 
 import torch
@@ -65,6 +69,15 @@ def explained(error: Exception) -> Exception:
     """Mark `error` as saying what is wrong already, so that no step around it explains it again."""
     error.explained = True
     return error
+
+
+def warn(message: str) -> None:
+    """A UserWarning that names the user's line: the first caller outside td3_steps, however deep the package
+    called from."""
+    frame, level = sys._getframe(1), 2  # stacklevel 1 would be this line, 2 its caller
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "td3_steps":
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def tensor_problem(where: str, name: str, value, takes: str) -> Exception | None:

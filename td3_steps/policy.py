@@ -100,7 +100,6 @@ class Policy:
         self.observation_space = spaces_env.observation_space
         self.action_space = check_action_space(spaces_env.action_space)
         self.obs_shape = stored_observation_shape(self.observation_space)
-        self.obs_dim = int(np.prod(self.obs_shape))
         _check_fit(actor, self.action_space)
         if not (is_number(exploration_noise) and exploration_noise >= 0):
             raise ValueError(

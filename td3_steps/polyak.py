@@ -16,8 +16,8 @@ def polyak_update(online: nn.Module, target: nn.Module, tau: float) -> None:
     Step 14 applies it to the actor target, step 15 to the critic targets, in the same
     iterations as the delayed actor update. The formula is NOT (1 - tau * theta'): with
     tau = 0.005 each update moves each target parameter 0.5 % of the way to the online one.
-    `lerp_(end, weight)` computes exactly theta' + tau * (theta - theta'), fused over all
-    parameters. tau in (0, 1] is checked once, by TD3Config. Taught in
+    `lerp_(end, weight)` computes theta' + tau * (theta - theta'), fused over all parameters (the
+    same update, up to floating-point rounding). tau in (0, 1] is checked once, by TD3Config. Taught in
     notebooks/14_polyak_actor_target.ipynb and 15_polyak_critic_targets.ipynb.
     """
     torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), tau)

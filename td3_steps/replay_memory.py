@@ -13,9 +13,8 @@ import torch
 
 from .counts import is_count
 from .devices import check_memory, in_bytes, resolve_device
-from .failures import explain_failures, generator_problem
+from .failures import FLOAT32_MAX, explain_failures, generator_problem
 
-FLOAT32_MAX = torch.finfo(torch.float32).max
 SAMPLE_ARGUMENTS = (
     "batch_size must be a positive whole number, generator None or a torch.Generator on the memory's device"
 )

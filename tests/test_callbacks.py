@@ -5,6 +5,7 @@ import pytest
 
 from td3_steps import TD3, CheckpointError, EvalCallback
 from td3_steps.callbacks import check_learn_arguments, learn_interrupted
+from td3_steps.metrics import best_evaluation_step
 
 
 def test_a_callback_sees_every_step_and_stops_training(small_config):
@@ -88,6 +89,23 @@ def test_eval_callback_keeps_the_best_model(tmp_path, toy_env, toy_config):
             EvalCallback(eval_freq=zero)
     with pytest.raises(ValueError, match="evaluates in its own copy of the model's environment: it takes no eval_env"):
         EvalCallback(toy_env())  # Stable-Baselines3 takes the env first
+
+
+def test_eval_callback_keeps_the_latest_of_equal_evaluations_as_train_does():
+    class Steady:  # every evaluation scores the same
+        num_steps = 0
+
+        def evaluate(self, n_episodes):
+            return 5.0, 0.0
+
+        def log_metrics(self, row):
+            pass
+
+    best, model = EvalCallback(eval_freq=10, n_episodes=1), Steady()
+    for model.num_steps in (10, 20, 30):
+        best(model)
+    scores = {row["step"]: (row["eval_return"], row["eval_return_std"]) for row in best.evaluations}
+    assert best.best_step == best_evaluation_step(scores) == 30
 
 
 def test_learn_eval_freq_is_the_eval_callback(toy_env, toy_config):

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import pytest
 import torch
 from PIL import Image
@@ -613,30 +612,16 @@ def test_tensorboard_event_files_go_in_the_run_directory_or_a_folder_of_it(tmp_p
     assert f"such as {tmp_path / 'run' / 'tb'}." in line and not (checkpoint / "tb").exists()
 
 
-class _NoRenderMode(gym.Env):
-    """An environment whose __init__ takes no render_mode (no arguments at all)."""
-
-    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
-    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.t = 0
-        return np.zeros(2, np.float32), {}
-
-    def step(self, action):
-        self.t += 1
-        return np.zeros(2, np.float32), 0.0, False, self.t >= 5, {}
-
-
-def test_render_says_what_an_environment_that_takes_no_render_mode_needs(tmp_path, capsys, small_config):
-    """render said "TypeError: _NoRenderMode() takes no arguments was raised from the environment creator ...
+def test_render_says_what_an_environment_that_takes_no_render_mode_needs(tmp_path, capsys, small_config, toy_env):
+    """render said "TypeError: ...() takes no arguments was raised from the environment creator ...
     (unexpected: run again with --debug)"."""
     env_id = "td3_steps_test/NoRenderMode-v0"
-    if env_id not in gym.registry:
-        gym.register(env_id, entry_point=_NoRenderMode, max_episode_steps=5)
-    TD3(env_id, small_config, device="cpu").save_policy(tmp_path / "policy.pt")
-    line = fails(["render", str(tmp_path / "policy.pt"), "--max-steps", "3"], capsys)
+    gym.register(env_id, entry_point=toy_env, max_episode_steps=5)  # ToyEnv's __init__ takes no render_mode
+    try:
+        TD3(env_id, small_config, device="cpu").save_policy(tmp_path / "policy.pt")
+        line = fails(["render", str(tmp_path / "policy.pt"), "--max-steps", "3"], capsys)
+    finally:
+        del gym.registry[env_id]
     assert f"Cannot render {env_id}: its environment's __init__ takes no render_mode" in line, line
     assert "def __init__(self, render_mode=None)" in line and "unexpected" not in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.pt"]

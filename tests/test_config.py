@@ -13,7 +13,7 @@ from td3_steps.config import field_docs, field_names
     "field, value",
     [("tau", 0.0), ("tau", 1.5), ("target_policy_noise", -0.1), ("exploration_noise", -1.0), ("gamma", 1.2),
      ("batch_size", 0), ("learning_rate", 0.0), ("net_arch", ()), ("policy_delay", 0), ("n_critics", 0),
-     ("tau", float("nan")), ("activation", "swish"), ("layer_norm", 1), ("features_extractor", "resnet"),
+     ("tau", float("nan")), ("activation", "swish"), ("layer_norm", 2), ("features_extractor", "resnet"),
      ("share_features_extractor", "no"), ("noise_type", "pink"), ("random_exploration", 1.5), ("ou_theta", -0.1),
      ("train_freq", (1, "epoch")), ("train_freq", 0), ("gradient_steps", 0), ("gradient_steps", -2),
      ("learning_rate", LinearSchedule(1e-3, -1e-4)), ("exploration_noise", lambda progress: -0.1),
@@ -82,6 +82,10 @@ def test_numpy_scalars_are_the_python_values_they_hold():
     for field, value in (("batch_size", np.float64(64.0)), ("n_critics", np.bool_(True)), ("tau", np.float32("nan"))):
         with pytest.raises(ConfigError, match=rf"TD3Config\.{field}"):
             TD3Config(**{field: value})
+    # a flag: one rule with the networks' and save/load's (counts.is_flag), 1 and 0 stored as True and False
+    flags = TD3Config(layer_norm=1, mixed_precision=np.int64(0), share_features_extractor=np.bool_(True))
+    assert (flags.layer_norm, flags.mixed_precision, flags.share_features_extractor) == (True, False, True)
+    assert all(type(v) is bool for v in (flags.layer_norm, flags.mixed_precision, flags.share_features_extractor))
 
 
 def test_batch_larger_than_the_buffer_and_unknown_names(small_config):

@@ -55,11 +55,15 @@ def test_adam_steps_like_torchs():
     assert torch.allclose(a.weight, b.weight, atol=1e-7) and torch.allclose(a.bias, b.bias, atol=1e-7)
 
 
-def test_mixed_precision_warns_where_bfloat16_is_emulated(monkeypatch, small_config):
+def test_mixed_precision_warns_where_bfloat16_is_emulated(monkeypatch, small_config, tmp_path):
     monkeypatch.setattr(td3_steps.devices, "has_fast_bfloat16", lambda device: False)
     with pytest.warns(UserWarning, match="no native bfloat16.*Leave mixed_precision off") as caught:
-        TD3("Pendulum-v1", small_config.replace(mixed_precision=True), device="cpu")
+        model = TD3("Pendulum-v1", small_config.replace(mixed_precision=True), device="cpu")
     assert caught[0].filename == __file__  # points at the line that built the agent
+    model.save(tmp_path / "ckpt")
+    with pytest.warns(UserWarning, match="no native bfloat16") as caught:
+        TD3.load(tmp_path / "ckpt", device="cpu")
+    assert caught[0].filename == __file__  # and at the line that loaded it, not inside the package
     monkeypatch.setattr(td3_steps.devices, "has_fast_bfloat16", lambda device: True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

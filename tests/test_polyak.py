@@ -36,9 +36,11 @@ def test_polyak_needs_no_grad_and_refuses_another_architecture():
 
 def test_tau_is_checked_once_by_the_config():
     """polyak_update does not check tau on every call: TD3Config refuses a tau outside (0, 1] at construction."""
+    online = Actor(obs_dim=1, action_low=LOW, action_high=HIGH, net_arch=(4,))
     for tau in (0.0, 1.5, float("nan")):
         with pytest.raises(ConfigError, match=r"TD3Config\.tau .* in \(0, 1\]"):
             TD3Config(tau=tau)
+        polyak_update(online, make_target(online), tau)  # no check on the hot path: it computes what it is given
 
 
 def test_polyak_names_a_wrong_argument():

@@ -69,6 +69,11 @@ def _tmp_and_old(path: Path) -> tuple[Path, Path]:
     return path.with_name(path.name + ".tmp"), path.with_name(path.name + ".old")
 
 
+def is_checkpoint_directory(path: Path) -> bool:
+    """Whether `path` is a directory that a save wrote (and the next one replaces whole)."""
+    return (path / "meta.json").is_file() and (path / CHECKSUMS).is_file()
+
+
 def check_checkpoint_path(path) -> Path:
     """`path` as a Path, if a checkpoint directory may be written there (else a CheckpointError saying why).
 
@@ -84,11 +89,16 @@ def check_checkpoint_path(path) -> Path:
     if path.exists() and not path.is_dir():
         raise CheckpointError(f"Cannot write a checkpoint directory at {path}: a file of that name exists.")
     for directory in (path, *_tmp_and_old(path)):
-        if directory.exists() and not (directory.is_dir() and {p.name for p in directory.iterdir()} <= FILES):
+        if not directory.exists():
+            continue
+        foreign = sorted(p.name for p in directory.iterdir()) if directory.is_dir() else [directory.name]
+        foreign = [name for name in foreign if name not in FILES]
+        if foreign:
             raise CheckpointError(
-                f"Cannot write a checkpoint directory at {path}: {directory} exists and holds more than a td3_steps"
-                f" checkpoint ({', '.join(sorted(FILES))}), and saving replaces it whole. Give a new name, such as"
-                f" {path / 'checkpoint'}, or move {directory} away."
+                f"Cannot write a checkpoint directory at {path}: {directory} holds more than a td3_steps checkpoint"
+                f" ({', '.join(sorted(FILES))}), and saving replaces it whole: {', '.join(foreign[:5])}"
+                f"{' ...' if len(foreign) > 5 else ''} would be lost. Move that away, or give a new name, such as"
+                f" {path / 'checkpoint'}."
             )
     check_writable(path)
     return path

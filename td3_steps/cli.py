@@ -39,7 +39,7 @@ import torch
 
 from . import __version__
 from .agent import TD3
-from .checkpoint import CheckpointError, check_contents, find_checkpoint
+from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .files import as_path, write_text_atomically
 from .metrics import (
@@ -454,7 +454,14 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
             f"--out {run_dir} is not empty ({', '.join(_names(entries, 5))}): choose another --out, or add --force"
             f" to train into it, replacing the run files there ({', '.join(RUN_FILES)}) and keeping the others."
         )
-    return [p for p in entries if p.name in RUN_FILES or p.name.rsplit(".", 1)[0] in RUN_FILES]
+    return [p for p in entries if _is_run_file(p.name)]
+
+
+def _is_run_file(name: str) -> bool:
+    """One of the files train writes, or the .tmp or .old that an interrupted write of one leaves; not a copy the
+    user keeps beside it (policy.pt.bak, checkpoint.keep)."""
+    stem, dot, suffix = name.rpartition(".")
+    return name in RUN_FILES or (dot == "." and suffix in ("tmp", "old") and stem in RUN_FILES)
 
 
 def _check_tensorboard_log(run_dir: Path, tensorboard_log: str | None) -> None:
@@ -464,7 +471,7 @@ def _check_tensorboard_log(run_dir: Path, tensorboard_log: str | None) -> None:
     if tensorboard_log is None or run_dir.resolve() not in Path(tensorboard_log).resolve().parents:
         return
     name = Path(tensorboard_log).resolve().relative_to(run_dir.resolve()).parts[0]
-    if name == LOCK or name in RUN_FILES or name.rsplit(".", 1)[0] in RUN_FILES:
+    if name == LOCK or _is_run_file(name):
         raise RunError(
             f"--tensorboard-log {tensorboard_log}: {run_dir / name} is the run's own, which training replaces; give a"
             f" directory of its own for the event files, such as {run_dir / 'tb'}."
@@ -515,6 +522,7 @@ def _check_resumable(run_dir: Path) -> None:
         raise RunError(
             f"{run_dir} has no {CHECKPOINT}/ to resume from (none was saved, or it was removed): {START_AGAIN}."
         )
+    check_checkpoint_path(run_dir / CHECKPOINT)  # now, not at the first save, an evaluation interval later
     metrics = run_dir / METRICS
     if (run_dir / BEST_POLICY).exists() and not is_metrics_file(metrics):
         problem = "is missing" if not metrics.is_file() else "is not the metrics file td3_steps writes"

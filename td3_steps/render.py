@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .checkpoint import is_checkpoint_directory
 from .counts import is_count, is_number
 from .envs import make_env
 from .files import check_file_path, check_writable, make_parents, write_atomically
@@ -69,6 +70,11 @@ def check_video_path(path) -> Path:
         raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
     if path.suffix.lower() == ".mp4" and shutil.which("ffmpeg") is None:
         raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
+    if is_checkpoint_directory(path.parent):
+        raise ValueError(
+            f"Cannot write {path}: {path.parent} is a checkpoint directory, which the next save replaces whole (and"
+            f" refuses to while it holds other files). Write it beside it, e.g. {path.parent.parent / path.name}."
+        )
     check_writable(path)  # before the episode is recorded, not after
     return path
 

@@ -131,7 +131,7 @@ def test_stable_baselines3_names_of_eval_callback_arguments_are_answered():
 
 def test_a_best_model_path_that_saving_would_destroy_is_refused_before_training(tmp_path):
     (tmp_path / "notes.txt").write_text("not a checkpoint")
-    with pytest.raises(CheckpointError, match="holds more than a td3_steps checkpoint.*Give a new name"):
+    with pytest.raises(CheckpointError, match="holds more than a td3_steps checkpoint.*give a new name"):
         EvalCallback(5, best_model_path=tmp_path)
     assert EvalCallback(5, best_model_path=tmp_path / "best").best_model_path == tmp_path / "best"
 

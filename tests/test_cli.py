@@ -213,15 +213,17 @@ def test_out_must_be_a_directory_that_is_new_or_empty_unless_forced(tmp_path, ca
 
     out = tmp_path / "results"
     (out / "checkpoint").mkdir(parents=True)
-    for name in ("metrics.csv", "policy.pt", "notes.txt"):
+    kept = ("notes.txt", "policy.pt.bak", "metrics.csv.gz", "run.json.orig")  # the user's own copies among them
+    for name in ("metrics.csv", "policy.pt", "policy.pt.tmp", *kept):
         (out / name).write_text("mine")
     line = fails(["train", "--out", str(out), *HALF], capsys)
-    assert "is not empty (checkpoint/, metrics.csv, notes.txt, policy.pt)" in line and "--force" in line
+    assert "is not empty (checkpoint/, metrics.csv, metrics.csv.gz, notes.txt, policy.pt" in line and "--force" in line
     assert (out / "metrics.csv").read_text() == "mine" and not (out / "run.json").exists()
 
     main(["train", "--out", str(out), "--force", *HALF])
-    assert "--force: replacing checkpoint/, metrics.csv, policy.pt in " in capsys.readouterr().err
-    assert (out / "notes.txt").read_text() == "mine"  # not a run file: kept
+    assert "--force: replacing checkpoint/, metrics.csv, policy.pt, policy.pt.tmp in " in capsys.readouterr().err
+    assert all((out / name).read_text() == "mine" for name in kept)  # not run files: kept
+    assert not (out / "policy.pt.tmp").exists()
     assert (out / "metrics.csv").read_text().startswith("step,") and TD3.load(out / "checkpoint").num_steps == 650
 
 
@@ -483,13 +485,19 @@ def test_resume_refuses_a_run_without_its_checkpoint_or_its_metrics(tmp_path, ca
     assert f"{run} has no checkpoint/ to resume from" in line and "--force" in line
 
 
-def test_render_writes_beside_a_checkpoint_directory_never_into_it(tmp_path):
+def test_render_writes_beside_a_checkpoint_directory_never_into_it(tmp_path, capsys):
     """agent.gif inside checkpoint/ made every later save refuse that directory, and the run could not go on."""
     run = tmp_path / "run"
     main(["train", "--out", str(run), *HALF])
     main(["render", str(run / "checkpoint"), "--max-steps", "3"])
     assert (run / "agent.gif").exists() and not (run / "checkpoint" / "agent.gif").exists()
     main(["train", "--resume", str(run), "--steps", "700", "--eval-episodes", "1"])
+    assert TD3.load(run / "checkpoint").num_steps == 700
+    line = fails(["render", str(run), "--out", str(run / "checkpoint" / "x.gif"), "--max-steps", "3"], capsys)
+    assert "checkpoint is a checkpoint directory, which the next save replaces whole" in line
+    (run / "checkpoint" / "x.gif").write_bytes(b"GIF89a")  # put there by hand: resuming says so before training
+    line = fails(["train", "--resume", str(run), "--steps", "800", "--eval-episodes", "1"], capsys)
+    assert "checkpoint holds more than a td3_steps checkpoint" in line and "x.gif would be lost" in line, line
     assert TD3.load(run / "checkpoint").num_steps == 700
 
 

@@ -31,7 +31,15 @@ from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import bounds_mismatch, stored_observation
 from .failures import warn
-from .files import as_path, check_parents, check_writable, make_parents, write_atomically, write_synced
+from .files import (
+    as_path,
+    check_parents,
+    check_writable,
+    make_parents,
+    through_link,
+    write_atomically,
+    write_synced,
+)
 from .seeding import ACTING, UPDATES, derived_seed
 
 FORMAT = "td3_steps checkpoint"
@@ -80,7 +88,7 @@ def check_checkpoint_path(path) -> Path:
     A save replaces `path`, `<path>.tmp` and `<path>.old` whole, so none of them may be a file or a directory
     that holds anything but a checkpoint's files: `save("runs")` must never delete the runs in it.
     """
-    path = as_path(path, "The checkpoint directory")
+    path = through_link(as_path(path, "The checkpoint directory"))  # a link to a bigger disk stays a link
     if path.name in ("", ".."):
         raise CheckpointError(
             f"Cannot write a checkpoint directory at {str(path)!r}: give it a name, e.g. runs/checkpoint."

@@ -41,7 +41,7 @@ from . import __version__
 from .agent import TD3
 from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
-from .files import as_path, write_text_atomically
+from .files import as_path, through_link, write_text_atomically
 from .metrics import (
     MetricsCSV,
     TrainingError,
@@ -414,7 +414,7 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
         "threads": args.threads,
         "config": config.to_dict(),
     }
-    run_dir = Path(args.out) if args.out else _free_dir(Path("runs") / f"{preset_name}-seed{seed}")
+    run_dir = through_link(Path(args.out)) if args.out else _free_dir(Path("runs") / f"{preset_name}-seed{seed}")
     _replaced_by_out(run_dir, args.force)  # refused before anything is written
     _check_tensorboard_log(run_dir, args.tensorboard_log)
     _use_threads(run)

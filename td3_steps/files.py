@@ -96,9 +96,16 @@ def make_parents(path) -> None:
         ) from error
 
 
+def through_link(path: Path) -> Path:
+    """Where a write of `path` goes: the file or directory a symbolic link `path` points to (the link stays, and
+    goes on pointing at the new contents), else `path` itself."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:
-    """`write(f)` into `<file>.tmp`, then rename it to `file`; on failure the temporary file is removed."""
-    file = check_file_path(file)
+    """`write(f)` into `<file>.tmp`, then rename it to `file` (through a symbolic link, to where it points); on
+    failure the temporary file is removed."""
+    file = through_link(check_file_path(file))
     tmp = file.with_name(file.name + ".tmp")
     try:
         write_synced(tmp, write)

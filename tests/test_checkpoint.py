@@ -167,6 +167,24 @@ def test_save_never_replaces_a_directory_that_holds_more_than_a_checkpoint(tmp_p
         model.save("")
 
 
+def test_a_save_through_a_symbolic_link_writes_where_it_points_and_keeps_the_link(tmp_path, small_config):
+    """save("latest") where latest -> real replaced the link by a directory, left latest.old a link, and the next
+    save failed with "[Errno 20] Not a directory"."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(10)
+    (tmp_path / "disk").mkdir()
+    (tmp_path / "latest").symlink_to(tmp_path / "disk" / "ckpt")  # dangling until the first save
+    (tmp_path / "actor.pt").symlink_to(tmp_path / "disk" / "actor.pt")
+    for steps in (10, 20, 30):
+        model.save(tmp_path / "latest")
+        model.save_policy(tmp_path / "actor.pt")
+        assert (tmp_path / "latest").is_symlink() and (tmp_path / "actor.pt").is_symlink()
+        assert TD3.load(tmp_path / "disk" / "ckpt", device="cpu").num_steps == steps
+        model.learn(10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["actor.pt", "disk", "latest"]
+    assert sorted(p.name for p in (tmp_path / "disk").iterdir()) == ["actor.pt", "ckpt"]
+    assert Policy.load(tmp_path / "actor.pt").actor is not None
+
+
 def test_a_crash_between_the_renames_is_recovered(tmp_path, small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(10)
     model.save(tmp_path / "ckpt")

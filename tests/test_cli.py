@@ -647,3 +647,10 @@ def test_an_entry_point_missing_from_its_module_is_a_user_error(tmp_path, capsys
     line = fails(["train", "--env", "td3_test_noattr:NoAttr-v0", "--out", "run", "--steps", "10"], capsys)
     assert "Missing" in line and "unexpected" not in line, line
     assert not (tmp_path / "run").exists()
+
+
+def test_out_may_be_a_symbolic_link_to_where_the_run_goes(tmp_path):
+    """--out naming a link to a folder not made yet was "[Errno 17] File exists"."""
+    (tmp_path / "out").symlink_to(tmp_path / "disk" / "run")
+    main(["train", "--out", str(tmp_path / "out"), *HALF])
+    assert (tmp_path / "out").is_symlink() and TD3.load(tmp_path / "out" / "checkpoint").num_steps == 650

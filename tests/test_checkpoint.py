@@ -156,7 +156,9 @@ def test_save_never_replaces_a_directory_that_holds_more_than_a_checkpoint(tmp_p
         (tmp_path / "ckpt", "ckpt.old"),
         (tmp_path, tmp_path.name),
     ]:
-        with pytest.raises(CheckpointError, match=rf"{blocking} holds more than a td3_steps checkpoint .*would be lost"):
+        with pytest.raises(
+            CheckpointError, match=rf"{blocking} holds more than a td3_steps checkpoint .*would be lost"
+        ):
             model.save(path)
     assert (tmp_path / "project" / "notes.txt").read_text() == "a week of work"
     assert (tmp_path / "ckpt.old" / "plot.png").exists() and not (tmp_path / "ckpt").exists()

@@ -23,7 +23,7 @@ import torch
 
 from . import checkpoint, envs, pretraining
 from .actor_update import actor_update, policy_update_due
-from .callbacks import callbacks_of, check_learn_arguments, learn_interrupted
+from .callbacks import callbacks_of, check_learn_arguments, goes_on, learn_interrupted
 from .config import TD3Config, config_of, unknown_names
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, check_agent_fits, resolve_device, warn_if_bfloat16_is_emulated
@@ -240,7 +240,7 @@ class TD3:
                 if row is not None:
                     row.update(self._stats.flush(self.critic_updates, self.num_steps))
                     self.log_metrics(row)
-                going_on = [f(self) is not False for f in callbacks]  # every one runs, as in Stable-Baselines3
+                going_on = [goes_on(f, f(self)) for f in callbacks]  # every one runs, as in Stable-Baselines3
                 if not all(going_on):
                     break
             self._check_finite()

@@ -1,7 +1,8 @@
 """Callbacks for TD3.learn: any callable of the model, run after every environment step.
 
 A callback sees the whole training state (model.num_steps, model.episodes, model.memory, ...)
-and stops training by returning False; `learn(callback=[a, b])` runs each of a list in turn:
+and stops training by returning False (True or None go on: goes_on); `learn(callback=[a, b])` runs each of a list
+in turn:
 
     model.learn(50_000, callback=lambda m: m.episodes < 100)   # stop after 100 episodes
 
@@ -16,9 +17,11 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 
+import torch
+
 from .checkpoint import check_checkpoint_path
 from .config import unknown_names
-from .counts import check_flag, is_count
+from .counts import check_flag, is_count, is_flag
 from .metrics import best_evaluation_step
 
 
@@ -50,6 +53,19 @@ def _takes_one_argument(signature: inspect.Signature) -> bool:
     except TypeError:
         return False
     return True
+
+
+def goes_on(callback: Callable, answer) -> bool:
+    """A callback's answer, as Stable-Baselines3 reads one: False stops training (a numpy or torch False too),
+    True or None (a function that returns nothing) goes on; anything else is a TypeError, never read as a side."""
+    if answer is None:
+        return True
+    if is_flag(answer) or (isinstance(answer, torch.Tensor) and answer.dtype == torch.bool and answer.numel() == 1):
+        return bool(answer)
+    raise TypeError(
+        f"A callback returns False to stop training, and True or None to go on; {callback!r:.80} returned"
+        f" {answer!r:.80}."
+    )
 
 
 def learn_interrupted(step: int, end: int) -> KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 from td3_steps import TD3, CheckpointError, EvalCallback
 from td3_steps.callbacks import check_learn_arguments, learn_interrupted
@@ -13,6 +14,20 @@ def test_a_callback_sees_every_step_and_stops_training(small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     model.learn(100, callback=lambda m: seen.append(m.num_steps) or m.num_steps < 30)
     assert model.num_steps == 30 and seen == list(range(1, 31))
+
+
+def test_a_numpy_or_torch_false_stops_training_and_a_non_answer_is_refused(small_config):
+    """callback=lambda m: np.bool_(m.num_steps < 10) trained on: only the object False stopped it."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    model.learn(50, callback=lambda m: np.bool_(m.num_steps < 10))
+    assert model.num_steps == 10
+    model.learn(50, callback=lambda m: torch.tensor(m.num_steps < 15))
+    assert model.num_steps == 15
+    model.learn(50, callback=lambda m: int(m.num_steps < 20))
+    assert model.num_steps == 20
+    with pytest.raises(TypeError, match=r"returns False to stop training, and True or None to go on; .* returned 'no'"):
+        model.learn(50, callback=lambda m: "no")  # a truthy word that means stop
+    assert model.num_steps == 21
 
 
 def test_a_list_of_callbacks_runs_each_one_and_any_stops(small_config):
@@ -43,7 +58,7 @@ def test_a_callback_or_log_of_another_signature_is_refused_before_a_step(small_c
         with pytest.raises(TypeError, match=words):
             model.learn(3, **arguments)
     assert model.num_steps == 0
-    model.learn(2, callback=[id, lambda m, *rest: True, lambda m, x=1: True], log=lambda row, **options: None)
+    model.learn(2, callback=[print, lambda m, *rest: True, lambda m, x=1: True], log=lambda row, **options: None)
     assert model.num_steps == 2
 
 

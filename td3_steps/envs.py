@@ -169,6 +169,12 @@ def check_action_space(space: gym.Space) -> spaces.Box:
             f"TD3 needs bounded continuous actions (a gymnasium Box with finite low and high), but this"
             f" environment's action space is {space}. For discrete actions use an algorithm such as DQN."
         )
+    if not np.issubdtype(space.dtype, np.floating):
+        raise SpaceError(
+            f"TD3 needs continuous actions, but this environment's action space {space} holds {space.dtype} values:"
+            " the actor's real numbers would reach it unrounded, outside its space. Give it a float Box (e.g. a"
+            " gymnasium.ActionWrapper whose action_space is a float32 Box and whose action() rounds)."
+        )
     check_bounds(space.low, space.high)
     return space
 

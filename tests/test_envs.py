@@ -62,6 +62,14 @@ def test_discrete_actions_are_refused_clearly(small_config, toy_env):
         TD3(toy_env(action_space=spaces.MultiDiscrete([2, 2])), small_config)
 
 
+def test_whole_number_actions_are_refused_clearly(small_config, toy_env):
+    """A Box of int64 or bool actions trained on, and the env got float actions outside its own space."""
+    for dtype in (np.int64, np.bool_):
+        with pytest.raises(SpaceError, match=f"holds {np.dtype(dtype)} values: the actor's real numbers"):
+            TD3(toy_env(action_space=spaces.Box(0, 1, (2,), dtype)), small_config)
+    TD3(toy_env(action_space=spaces.Box(0, 5, (2,), np.float64)), small_config).learn(3)
+
+
 def test_unbounded_actions_are_refused_clearly(small_config, toy_env):
     unbounded = toy_env(action_space=spaces.Box(-np.inf, np.inf, (1,), np.float32))
     with pytest.raises(SpaceError, match="bounds are infinite.*TransformAction") as caught:

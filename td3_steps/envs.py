@@ -491,14 +491,18 @@ def as_env(env: str | gym.Env) -> gym.Env:
 
 
 # Environments and wrappers from these packages are trusted as they are: checking them would cost resets (Bullet)
-# and could not find anything. An environment with code of its user's in it (an env class, or a wrapper) is checked.
+# and could not find anything. An environment with code of its user's in it (an env class, a wrapper, or one of
+# gymnasium's wrappers that run a function of the user's) is checked.
 TRUSTED_MODULES = ("gymnasium.", "pybullet_envs_gymnasium.", "td3_steps.")
+USER_FUNCTION_WRAPPERS = (gym.wrappers.TransformObservation, gym.wrappers.TransformAction, gym.wrappers.TransformReward)
+# (exactly these: ClipAction, RescaleAction and others subclass them with functions of their own)
 
 
 def is_from_trusted_code(env: gym.Env) -> bool:
-    """Whether `env` and every wrapper around it come from gymnasium, pybullet_envs_gymnasium or td3_steps."""
+    """Whether `env` and every wrapper around it come from gymnasium, pybullet_envs_gymnasium or td3_steps, and run
+    no function of the user's."""
     while True:
-        if not type(env).__module__.startswith(TRUSTED_MODULES):
+        if not type(env).__module__.startswith(TRUSTED_MODULES) or type(env) in USER_FUNCTION_WRAPPERS:
             return False
         if not isinstance(env, gym.Wrapper):
             return True

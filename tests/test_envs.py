@@ -427,3 +427,16 @@ def test_observation_spaces_that_predict_cannot_read_back_are_refused_when_the_a
         match=rf"Box, Discrete, MultiDiscrete or MultiBinary .* cannot flatten (the observation )?{where}.* into one, nor read it back",
     ):
         TD3(toy_env(observation_space=space), small_config, device="cpu")
+
+
+def test_gymnasiums_wrappers_of_a_users_function_are_checked_like_the_users_own_code(small_config):
+    """TransformObservation(env, lambda o: o[None]) trained on (1, 3) observations, then evaluation failed deep
+    inside: gymnasium's wrappers were trusted, the function inside them too."""
+    pendulum = gym.make("Pendulum-v1")
+    with pytest.raises(
+        SpaceError, match=r"TransformObservation > .* reset\(\) returned an observation of shape \(1, 3\)"
+    ):
+        TD3(gym.wrappers.TransformObservation(pendulum, lambda o: o[None], None), small_config)
+    with pytest.raises(SpaceError, match=r"returned the reward '1.5' \(str\)"):
+        TD3(gym.wrappers.TransformReward(gym.make("Pendulum-v1"), lambda r: "1.5"), small_config)
+    TD3(gym.wrappers.TransformReward(gym.make("Pendulum-v1"), lambda r: 0.1 * r), small_config).learn(3)

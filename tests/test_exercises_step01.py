@@ -273,3 +273,78 @@ def test_a_position_kept_outside_the_memory_is_told_so_on_every_run(capsys):
     assert not check_add(add)
     out = capsys.readouterr().out
     assert "out of bounds" in out and "a global that kept its value from an earlier run" in out, out
+
+
+def add_next_obs_given_obs(memory, obs, action, reward, next_obs, terminated, truncated):
+    """A copy-paste slip: the next_obs line stores obs; obs itself is stored right."""
+    add_right(memory, obs, action, reward, obs, terminated, truncated)
+
+
+def test_next_obs_holding_obs_is_not_called_a_swap(capsys):
+    """The reply said "obs and next_obs are swapped", though memory['obs'] held obs."""
+    assert not check_add(add_next_obs_given_obs)
+    out = capsys.readouterr().out
+    assert "memory['next_obs'][i] was given obs (a copy-paste slip?)" in out and "swapped" not in out, out
+    assert not check_add(add_swapped_states)
+    assert "obs and next_obs are swapped" in capsys.readouterr().out
+
+
+def add_to_a_copy(memory, obs, action, reward, next_obs, terminated, truncated):
+    memory = dict(memory)
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+
+
+def add_to_a_copy_returned(memory, obs, action, reward, next_obs, terminated, truncated):
+    memory = dict(memory)
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    return memory
+
+
+def test_an_add_on_a_copy_of_the_memory_is_told_so(capsys):
+    """The reply said "position never moves ... changing a local variable such as i is not enough", and "size never
+    counts": add set both, in a copy of the dict."""
+    assert not check_add(add_to_a_copy)
+    out = capsys.readouterr().out
+    assert "position and size never changed in the memory given to add" in out, out
+    assert "or into a copy of the memory (memory = dict(memory)" in out and "size never counts" not in out, out
+    assert not check_add(add_to_a_copy_returned)
+    out = capsys.readouterr().out
+    assert "add worked on a copy of the memory, and returned it" in out and "position never moves" not in out, out
+
+
+def add_flags_when_set(memory, obs, action, reward, next_obs, terminated, truncated):
+    """Writes a flag only where it is 1: an overwritten slot keeps the flag of the transition before."""
+    i = memory["position"]
+    memory["obs"][i] = torch.as_tensor(obs)
+    memory["action"][i] = torch.as_tensor(action)
+    memory["reward"][i] = float(reward)
+    memory["next_obs"][i] = torch.as_tensor(next_obs)
+    if terminated:
+        memory["terminated"][i] = 1.0
+    if truncated:
+        memory["truncated"][i] = 1.0
+    memory["position"] = (i + 1) % memory["capacity"]
+    memory["size"] = min(memory["size"] + 1, memory["capacity"])
+
+
+def test_a_flag_written_only_when_set_is_told_why_it_is_wrong(capsys):
+    """The reply said to store truncated as it is given, but not why: the old flag of an overwritten slot stays."""
+    assert not check_add(add_flags_when_set)
+    out = capsys.readouterr().out
+    assert "transition 4 was not truncated, but its slot holds truncated = 1: it overwrote transition 1" in out, out
+    assert "leaves an overwritten slot's old flag in place" in out, out
+
+
+def add_in_float64(memory, obs, action, reward, next_obs, terminated, truncated):
+    """Replaces each tensor by a float64 one of the same shape, then stores into it."""
+    for name in ("obs", "action", "reward", "next_obs", "terminated", "truncated"):
+        memory[name] = memory[name].double()
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+
+
+def test_a_memory_turned_float64_is_refused(capsys):
+    """Same shapes, right values: the checker said Correct, though the notebook's memory is float32."""
+    assert not check_add(add_in_float64)
+    out = capsys.readouterr().out
+    assert "memory['obs'] is torch.float64, expected torch.float32" in out and "So are memory['action']" in out, out
+    assert "never replace a tensor" in out, out

@@ -131,3 +131,15 @@ def test_a_wrong_map_shows_the_rows_it_gets_wrong(capsys):
         "on the asymmetric range low = [0, -1], high = [2, 3], u = -1 gives [-2.0, -3.0], expected [0.0, -1.0]" in out
     )
     assert "You scaled u by the bound alone" in out and "center + half_range * u" not in out, "no answer to copy"
+
+
+def scale_under_no_grad(u, low, high):
+    with torch.no_grad():
+        return scale_right(u, low, high)
+
+
+def test_a_map_under_no_grad_is_told_to_leave_no_grad(capsys):
+    """The reply listed .detach(), .item(), .numpy() and torch.tensor(...), not torch.no_grad(), the one used."""
+    assert not check_scale_action(scale_under_no_grad)
+    out = capsys.readouterr().out
+    assert "the action has no gradient" in out and "outside torch.no_grad()" in out, out

@@ -79,10 +79,21 @@ def batch_size_written_in(batch, actor, actor_target):
         return actor_target(batch.next_obs[:256])
 
 
+def online_on_s(batch, actor, actor_target):
+    """Both slips of the placeholder, in a student's own attempt (without gradient)."""
+    with torch.no_grad():
+        return actor(batch.obs)
+
+
+def placeholder(batch, actor, actor_target):
+    """The notebook's untouched exercise."""
+    return actor(batch.obs)
+
+
 WRONG = {
     lambda batch, actor, actor_target: actor(batch.next_obs): "you used the online actor",
     lambda batch, actor, actor_target: actor_target(batch.obs): "you fed s (batch.obs)",
-    lambda batch, actor, actor_target: actor(batch.obs): "you used the online actor pi_phi",
+    online_on_s: "you used the online actor pi_phi",
     lambda batch, actor, actor_target: batch.action: "the stored action a",
     lambda batch, actor, actor_target: actor_target.net(batch.next_obs): "raw output f_phi'(s')",
     lambda batch, actor, actor_target: torch.tanh(actor_target.net(batch.next_obs)): "in [-1, 1]",
@@ -111,10 +122,30 @@ def test_names_each_wrong_answer(assert_rejected, capsys):
     # each reply also says what the right call is; two slips at once are both named
     assert not check_target_action(lambda batch, actor, actor_target: actor(batch.next_obs))
     assert "actor_target(batch.next_obs)" in capsys.readouterr().out
-    assert not check_target_action(lambda batch, actor, actor_target: actor(batch.obs))
+    assert not check_target_action(online_on_s)
     out = capsys.readouterr().out
     assert "you used the online actor" in out and "you fed s (batch.obs)" in out
-    assert "actor_target(batch.next_obs)" not in out, "the reply to the notebook's placeholder gives no answer to copy"
+
+
+def test_the_placeholder_is_told_what_to_work_on_not_the_answer(capsys):
+    """The reply to the untouched exercise named the actor target and batch.next_obs: the whole answer."""
+    assert not check_target_action(placeholder)
+    out = capsys.readouterr().out
+    assert "a' is still the placeholder's, actor(batch.obs)" in out and "Which of the two networks" in out, out
+    assert "actor target" not in out and "next_obs" not in out and "pi_phi'" not in out, out
+
+
+def freezes_the_actor(batch, actor, actor_target):
+    actor.requires_grad_(False)
+    return right(batch, actor, actor_target)
+
+
+def test_an_actor_frozen_on_the_way_is_refused(capsys):
+    """a' was right, and the checker said Correct, "without touching any weights": the online actor could no longer
+    learn."""
+    assert not check_target_action(freezes_the_actor)
+    out = capsys.readouterr().out
+    assert "your function froze the online actor (actor.requires_grad_(False))" in out, out
 
 
 def test_sizes_written_in_are_named_on_a_case_of_other_sizes(capsys):

@@ -211,7 +211,7 @@ WRONG = {
     no_bound_clip: "clip u + eps to [-1, 1] after adding the noise",
     bound_clip_first: "clip u + eps to [-1, 1] after adding the noise",
     sum_clipped_at_c: "clip the noise eps alone to [-c, c]",
-    randn_like: "torch.randn_like takes no generator",
+    randn_like: "torch.randn and torch.randn_like draw from torch's global generator",
     one_draw_for_all_rows: "every row got the same noise",
     uniform: "torch.rand draws from [0, 1)",
     in_place: "in place",
@@ -256,3 +256,23 @@ def test_a_global_seed_set_inside_is_undone(capsys):
     before = torch.get_rng_state()
     assert not check_smooth_target_action(reseeds_the_global_rng_from_the_generator)
     assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_the_randn_like_reply_is_true_of_every_supported_torch(capsys):
+    """The reply said "torch.randn_like takes no generator": recent torch versions' does (generator=), the
+    oldest the course supports (2.2) does not."""
+    assert not check_smooth_target_action(randn_like)
+    out = capsys.readouterr().out
+    assert "takes no generator" not in out and "randn_like takes a generator only in recent torch versions" in out, out
+
+
+def scales_swapped(action, low, high, noise_std, noise_clip, generator=None):
+    eps = torch.randn(action.shape, generator=generator) * noise_clip
+    return smoothed(action, low, high, torch.clamp(eps, -noise_std, noise_std))
+
+
+def test_noise_std_and_noise_clip_swapped_are_named(capsys):
+    """The reply said only "the noise in u never goes past [0.40, 0.40], expected +-c = +-0.5"."""
+    assert not check_smooth_target_action(scales_swapped)
+    out = capsys.readouterr().out
+    assert "noise_std and noise_clip are swapped" in out and "a noise of std c clipped at +-sigma" in out, out

@@ -88,12 +88,23 @@ def with_their_minimum(batch, a, critics, targets):
     return q_values, torch.min(*q_values)
 
 
+def current_q(batch, a, critics, targets):
+    """The placeholder's three slips, in a student's own attempt (without gradient)."""
+    with torch.no_grad():
+        return critics(batch.obs, batch.action)
+
+
+def placeholder(batch, a, critics, targets):
+    """The notebook's untouched exercise."""
+    return critics(batch.obs, batch.action)
+
+
 WRONG = {
     under_inference_mode: "Q_t1 was made under torch.inference_mode(): autograd cannot save such a tensor",
     lambda batch, a, critics, targets: critics(batch.next_obs, a): "you used the online critics",
     lambda batch, a, critics, targets: targets(batch.obs, a): "you scored s (batch.obs)",
     lambda batch, a, critics, targets: targets(batch.next_obs, batch.action): "the stored action a",
-    lambda batch, a, critics, targets: critics(batch.obs, batch.action): "the current Q of step 10",
+    current_q: "all three together give the current Q of step 10",
     lambda batch, a, critics, targets: clipped_double_q(right(batch, a, critics, targets)): "that is step 8",
     lambda batch, a, critics, targets: torch.cat(right(batch, a, critics, targets), 1).mean(1, True): "average",
     lambda batch, a, critics, targets: torch.cat(right(batch, a, critics, targets), 1): "side by side",
@@ -122,3 +133,11 @@ WRONG = {
 
 def test_names_each_wrong_answer(assert_rejected):
     assert_rejected(check_target_q_values, WRONG)
+
+
+def test_the_placeholder_is_told_what_to_work_on_not_the_answer(capsys):
+    """The reply to the untouched exercise named the target critics, batch.next_obs and next_action: the answer."""
+    assert not check_target_q_values(placeholder)
+    out = capsys.readouterr().out
+    assert "the Q-values are still the placeholder's, critics(batch.obs, batch.action)" in out, out
+    assert "target critics" not in out and "next_obs" not in out and "next_action" not in out, out

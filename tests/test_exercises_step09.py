@@ -124,3 +124,19 @@ def test_a_target_right_for_one_gamma_only_is_told_the_rows(capsys):
     assert not check_bellman_target(lambda r, term, trunc, q, gamma: right(r, term, trunc, q, gamma * (gamma / 0.9)))
     out = capsys.readouterr().out
     assert "with gamma = 0.8, y is wrong on row 1 (ordinary): -8.11, expected -9.00" in out, out
+
+
+def placeholder(reward, terminated, truncated, next_q, gamma):
+    """The notebook's untouched exercise."""
+    return reward + gamma * next_q
+
+
+def test_the_placeholder_is_told_what_to_work_on_not_the_answer(capsys):
+    """The reply to the untouched exercise said "multiply the bootstrap by (1 - terminated)" and "compute it under
+    torch.no_grad()": the answer to the TODO's "Which flag stops it?"."""
+    assert not check_bellman_target(placeholder)
+    out = capsys.readouterr().out
+    assert "y is still the placeholder's, reward + gamma * next_q" in out and "Which flag says" in out, out
+    assert "(1 - terminated)" not in out and "no_grad" not in out and "detach" not in out, out
+    assert not check_bellman_target(target(lambda term, trunc: torch.ones_like(term)))  # an attempt without gradient
+    assert "multiply the bootstrap by (1 - terminated)" in capsys.readouterr().out

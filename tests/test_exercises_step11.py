@@ -224,3 +224,40 @@ def test_a_switched_requires_grad_or_a_backward_inside_is_named(assert_rejected)
             calls_backward: "after my_loss returned, Q_1, Q_2 already held gradients: your function called backward()",
         },
     )
+
+
+def rebuilt_with_torch_tensor(q_values, y):
+    return torch.tensor([F.mse_loss(q, y) for q in q_values]).sum()
+
+
+def test_a_loss_rebuilt_from_its_values_is_told_that_this_drops_the_graph(capsys):
+    """torch.tensor(...) of the MSEs keeps their values only: the reply named .detach() and no_grad() alone, neither
+    of which the student used."""
+    assert not check_critic_loss(rebuilt_with_torch_tensor)
+    out = capsys.readouterr().out
+    assert (
+        "the loss carries no gradient" in out and "building a new tensor from their values (torch.tensor([...])" in out
+    )
+    assert "drops the graph" in out, out
+
+
+def doubled_mean_over_all_critics(q_values, y):
+    q = torch.cat(q_values, dim=1)
+    return F.mse_loss(q, y.expand_as(q)) * 2
+
+
+def right_for_two_critics_only(q_values, y):
+    return sum(F.mse_loss(q, y) for q in q_values) * (1.0 if len(q_values) == 2 else 0.5)
+
+
+def test_a_loss_right_for_two_critics_only_is_not_told_it_uses_two_critics(capsys):
+    """Both use every critic: the reply said "your loss uses the first two critics only", matched on the two-critic
+    case, where every loss that is right matches it."""
+    assert not check_critic_loss(doubled_mean_over_all_critics)
+    out = capsys.readouterr().out
+    assert "the mean of the squared errors of all the critics together, times 2" in out, out
+    assert "first two critics only" not in out, out
+    assert not check_critic_loss(right_for_two_critics_only)
+    out = capsys.readouterr().out
+    assert "with 2 critics the loss is right, but with 3 critics it is" in out, out
+    assert "first two critics only" not in out, out

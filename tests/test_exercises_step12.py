@@ -238,3 +238,18 @@ def test_a_size_written_in_is_refused(capsys):
         assert not check_update_critics(answer)
         out = capsys.readouterr().out
         assert words in out and "this case has a batch of 20 and 2-dimensional actions" in out, out
+
+
+def returns_detached_tensor(critics, optimizer, obs, action, y):
+    return returns_tensor(critics, optimizer, obs, action, y).detach()
+
+
+def test_a_detached_tensor_returned_is_told_the_true_reason(capsys):
+    """The exercise asks for a Python float, so a tensor stays refused; the reply said a tensor "would keep the whole
+    graph alive", false of a detached one."""
+    assert not check_update_critics(returns_detached_tensor)
+    out = capsys.readouterr().out
+    assert "the exercise asks for the loss as a Python float: return loss.item()" in out, out
+    assert "graph alive" not in out, out
+    assert not check_update_critics(returns_tensor)
+    assert "a tensor would keep the whole graph alive" in capsys.readouterr().out

@@ -327,3 +327,34 @@ def test_a_size_written_in_is_refused(capsys):
     assert not check_delayed_actor(action_size_written_in)
     out = capsys.readouterr().out
     assert "(40, 1)" in out and "this case has a batch of 20 and 2-dimensional actions" in out, out
+
+
+def freezes_the_actor(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    if critic_updates % d:
+        return None
+    actor.requires_grad_(False)
+    loss = -critics.q1(obs, actor(obs)).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    actor.requires_grad_(True)
+    return loss
+
+
+def freezes_both(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    actor.requires_grad_(False)
+    loss = scheduled(right_schedule)(env_step, critic_updates, d, actor, critics, obs, optimizer)
+    actor.requires_grad_(True)
+    return loss
+
+
+def test_a_frozen_actor_is_named(capsys):
+    """The reply said to compute J from actor(obs), not detached, not under torch.no_grad(), which it was: the
+    actor's own weights were frozen (the critics are what is frozen)."""
+    assert not check_delayed_actor(freezes_the_actor)
+    out = capsys.readouterr().out
+    assert "the actor's own weights were frozen (actor.requires_grad_(False)?)" in out, out
+    assert "It is the critics that are frozen while the actor steps" in out, out
+    assert not check_delayed_actor(freezes_both)
+    out = capsys.readouterr().out
+    assert "its weights were frozen when your function called actor(obs)" in out, out

@@ -171,3 +171,17 @@ def test_a_frozen_online_network_is_refused(capsys):
     assert not check_soft_update(freezes_the_online_network)
     out = capsys.readouterr().out
     assert "your function changed the online network's requires_grad" in out, out
+
+
+def target_made_float64(online, target, tau):
+    for p, p_t in zip(online.parameters(), target.parameters()):
+        p_t.data = tau * p.detach().double() + (1 - tau) * p_t.detach().double()
+
+
+def test_a_target_made_float64_is_refused(capsys):
+    """The values are right, but the target's parameters became float64: the checker said Correct."""
+    assert not check_soft_update(target_made_float64)
+    out = capsys.readouterr().out
+    assert (
+        "the values are right, but the target's net.hidden.0.weight is torch.float64, expected torch.float32" in out
+    ), out

@@ -18,6 +18,7 @@ from td3_steps.exercises import (
     explain_error,
     match_mistake,
     report,
+    requires_grad_of,
     run_safely,
     snapshot,
 )
@@ -95,6 +96,14 @@ def test_snapshot_and_changed_name_the_inputs_a_function_altered():
     before = snapshot({"obs": obs, "action": action})
     action.clamp_(0, 0.5)
     assert changed(before, {"obs": obs, "action": action}) == ["action"]
+
+
+def test_requires_grad_of_shows_a_network_frozen_by_a_call():
+    net = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Linear(3, 1))
+    before = requires_grad_of(net)
+    assert before == {"0.weight": True, "0.bias": True, "1.weight": True, "1.bias": True}
+    net[1].requires_grad_(False)
+    assert requires_grad_of(net) != before and not requires_grad_of(net)["1.bias"]
 
 
 def test_run_safely_stops_a_loop_that_never_ends(monkeypatch):

@@ -10,7 +10,8 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
 - `run_safely(fn, *args, what=...)`: call the student's function; an exception, or a loop that never ends (stopped
   after TIME_LIMIT_S), becomes a sentence.
 - `snapshot(module)` and `changed(before, module)`: which parameters a function changed; the same over a
-  {name: tensor} mapping, for inputs a function must leave alone.
+  {name: tensor} mapping, for inputs a function must leave alone. `requires_grad_of(module)`: each parameter's
+  requires_grad, to compare before and after a function that must leave a network trainable (or frozen).
 - `close(answer, expected, tol)`: equal within a tolerance, shapes included; `dtype_problem(answer, name)`: float32;
   `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer;
@@ -199,6 +200,12 @@ def changed(before: dict[str, torch.Tensor], what: torch.nn.Module | Mapping[str
     if set(now) != set(before):
         raise ValueError("changed() compares a module with a snapshot of the same module: take snapshot(module) first")
     return [name for name, t in now.items() if not torch.equal(t.detach(), before[name])]
+
+
+def requires_grad_of(module: torch.nn.Module) -> dict[str, bool]:
+    """Each parameter's requires_grad, by name: compared before and after a call, it shows a function that froze
+    (requires_grad_(False)) or unfroze a network it should leave as it is."""
+    return {name: p.requires_grad for name, p in module.named_parameters()}
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ or `terminated and not truncated` show there.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import NamedTuple
 
 import torch
 
-from . import Mistake, checker, match_mistake, report, run_safely
+from . import Mistake, checker, dtype_problem, match_mistake, report, run_safely
 
 CAPACITY, OBS_DIM, ACTION_DIM = 3, 2, 1
 ADDS = 5  # transitions 0 to 4 into 3 slots
@@ -137,6 +138,24 @@ class Flags(NamedTuple):
 
 
 SWAPPED = Flags(RIGHT_TRUNCATED, RIGHT_TERMINATED)
+
+
+def _stale(flags: tuple) -> tuple:
+    """The flags an add stores when it writes a flag only where it is set (`if truncated: ... = 1.0`): a transition
+    that overwrites a slot keeps the flag of the one before it there, transition t - CAPACITY, if that one had it."""
+    return tuple(flag | (flags[t - CAPACITY] if t >= CAPACITY else 0) for t, flag in enumerate(flags))
+
+
+def _stale_message(name: str, right: tuple) -> str:
+    t = next(t for t, (kept, flag) in enumerate(zip(_stale(right), right)) if kept != flag)
+    return (
+        f"transition {t} was not {name}, but its slot holds {name} = 1: it overwrote transition {t - CAPACITY},"
+        f" which was, and that 1 stayed. A flag written only when it is set (`if {name}: memory['{name}'][i] = 1.0`)"
+        " leaves an overwritten slot's old flag in place: write it at every add, 1.0 or 0.0,"
+        f" memory['{name}'][i] = float({name})"
+    )
+
+
 TERMINATED_MISTAKES = [
     Mistake(
         lambda flags: flags == SWAPPED,
@@ -165,6 +184,10 @@ TRUNCATED_MISTAKES = [
         lambda flags: set(flags.truncated) == {0},
         f"transition {TRUNCATED} was truncated but memory['truncated'] stayed 0: store that flag too, at slot i,"
         " as a number",
+    ),
+    Mistake(  # transition 4 overwrites truncated transition 1 (with CAPACITY 3): no terminated one is overwritten
+        lambda flags: flags.truncated == _stale(RIGHT_TRUNCATED),
+        _stale_message("truncated", RIGHT_TRUNCATED),
     ),
 ]
 
@@ -203,6 +226,8 @@ class Trace(NamedTuple):
     split: tuple | None  # (transition t, position before its add, {field: its slot}) if t's fields parted
     flags: Flags | None  # None when some transition could not be found in the memory
     grown: dict  # field name -> its new shape (or type), if add replaced a preallocated tensor
+    retyped: dict  # field name -> what dtype_problem says of it, if add replaced its tensor by one not float32
+    copied: bool  # whether add returned a dict other than the memory it was given (a copy it worked on?)
     raised: str | None
 
 
@@ -235,10 +260,11 @@ def trace(add) -> Trace:
     """Run transitions 0 to 4 through `add` on a fresh memory and record what happened."""
     memory = new_memory(CAPACITY, OBS_DIM, ACTION_DIM)
     shapes = {name: _shape(memory[name]) for name in FIELDS}
-    positions, sizes, slots, fields, flags, raised, split = [], [], [], {}, [], None, None
+    positions, sizes, slots, fields, flags, raised, split, copied = [], [], [], {}, [], None, None, False
     for t in range(ADDS):
         start = memory["position"]
-        _, raised = run_safely(add, memory, *transition(t), what=f"add(memory, transition {t})")
+        returned, raised = run_safely(add, memory, *transition(t), what=f"add(memory, transition {t})")
+        copied = copied or (isinstance(returned, dict) and returned is not memory)
         if raised and t == 0 and "out of bounds" in raised:
             raised += (
                 ", in an empty memory whose position is 0: is the slot read from somewhere else than"
@@ -271,19 +297,31 @@ def trace(add) -> Trace:
             continue
         flags.append((int(memory["terminated"][where, 0]), int(memory["truncated"][where, 0])))
     grown = {name: _shape(memory[name]) for name in FIELDS if _shape(memory[name]) != shapes[name]}
+    retyped = {name: dtype_problem(memory[name], f"memory[{name!r}]") for name in FIELDS if name not in grown}
+    retyped = {name: problem for name, problem in retyped.items() if problem}
     found = flags and None not in flags
     stored_flags = Flags(*(tuple(pair[i] for pair in flags) for i in (0, 1))) if found else None
-    return Trace(tuple(positions), tuple(sizes), tuple(slots), fields, split, stored_flags, grown, raised)
+    return Trace(
+        tuple(positions), tuple(sizes), tuple(slots), fields, split, stored_flags, grown, retyped, copied, raised
+    )
 
 
-def _field_problem(name: str, t: int, stored: list, right: list) -> str:
-    """What is wrong with transition t's `name` (a list of numbers as stored, and as it should be)."""
+def _field_problem(name: str, t: int, stored: list, right: list, wrong: Collection[str] = ()) -> str:
+    """What is wrong with transition t's `name` (a list of numbers as stored, and as it should be); `wrong`: the
+    names of all the fields found wrong, this one included (obs and next_obs both wrong may be a swap)."""
     obs, _, _, next_obs, _, _ = transition(t, obs_dim=len(right))
     value = "float(reward)" if name == "reward" else f"torch.as_tensor({name})"
     if not any(stored):
         return f"memory['{name}'] was not written: store it too, at slot i, as memory['obs'] is stored"
+    other = "next_obs" if name == "obs" else "obs"
     if name in ("obs", "next_obs") and stored == (next_obs if name == "obs" else obs):
-        return "obs and next_obs are swapped: memory['obs'][i] holds s, memory['next_obs'][i] holds s'"
+        if other in wrong:
+            return "obs and next_obs are swapped: memory['obs'][i] holds s, memory['next_obs'][i] holds s'"
+        return (
+            f"transition {t}'s {name} is {right}, but its slot holds {stored}, its {other}: memory['{name}'][i] was"
+            f" given {other} (a copy-paste slip?), while memory['{other}'][i] holds {other} as it should. Store"
+            f" {name} there, memory['{name}'][i] = {value}"
+        )
     whole = f"store the whole vector as it is given, memory['{name}'][i] = {value}, whatever its size"
     if len(right) > 1 and stored == [right[0]] * len(right):
         return f"transition {t}'s {name} is {right}, but its slot holds {stored}, {name}[0] in every number: {whole}"
@@ -325,6 +363,29 @@ def _split_problem(t: int, start: int, homes: dict[str, int]) -> str:
         f"transition {t}'s {' and '.join(wrong)} were written at the wrong slot: at {at}, not at slot {start}"
         f" (memory['position'] when add began), where its {' and '.join(right)} went. Did position move before"
         f" they were stored? {fix}"
+    )
+
+
+def _counters_problem(run: Trace) -> str | None:
+    """Position and size that never changed in the memory given to add, though add stored every field of each
+    transition (at slot 0, each over the one before): add set them elsewhere, in a copy of the memory if it
+    returned one. None otherwise (the position and size replies then say what is wrong)."""
+    stored = len(run.slots) == ADDS and all(slots[0] == t for t, slots in enumerate(run.slots)) and not run.fields
+    if not stored or set(run.positions) != {0} or set(run.sizes) != {0}:
+        return None
+    if run.copied:
+        return (
+            "add worked on a copy of the memory, and returned it: memory = dict(memory) (or memory.copy()) makes a"
+            " new dict, whose tensors are the memory's own, so every transition was stored at slot 0, but whose"
+            " position and size are its own, and the caller's memory kept position 0 and size 0 (the caller"
+            " ignores what add returns). Change the memory add is given, in place, and return nothing"
+        )
+    return (
+        "position and size never changed in the memory given to add, though every field of each transition was"
+        " stored (at slot 0, each over the one before): write them back into that memory, memory['position'] ="
+        " ... and memory['size'] = ..., not into a local variable (such as i) or into a copy of the memory"
+        " (memory = dict(memory) or memory.copy() makes a new dict, with the same tensors but its own position"
+        " and size)"
     )
 
 
@@ -433,7 +494,7 @@ def _second_memory_problems(add) -> list[str]:
     wrong = _wrong_fields(memory, slots, OTHER_OBS_DIM, OTHER_ACTION_DIM)
     if wrong:
         sizes = f" with obs_dim {OTHER_OBS_DIM} and action_dim {OTHER_ACTION_DIM},"
-        return [f"{where}{sizes} {_field_problem(name, *found)}" for name, found in wrong.items()]
+        return [f"{where}{sizes} {_field_problem(name, *found, wrong)}" for name, found in wrong.items()]
     slot = BOTH % OTHER_CAPACITY
     if slots[slot] != BOTH:
         return problems
@@ -465,18 +526,33 @@ def check_add(add) -> bool:
             f"memory['{name}'] became {now}: a ring buffer is allocated once; write into its slot,"
             f" memory['{name}'][i] = ..., never replace the tensor (memory['{name}'] = ...) or torch.cat onto it"
         )
+    if run.retyped:
+        first, *others = run.retyped.values()
+        names = ", ".join(f"memory[{name!r}]" for name in list(run.retyped)[1:])
+        also = f" So {'are' if len(others) > 1 else 'is'} {names}." if others else ""
+        problems.append(
+            f"{first}.{also} A ring buffer is allocated once, float32 as new_memory made it: write into its"
+            " slots, memory[name][i] = ..., never replace a tensor (memory[name] = memory[name].double(), or any"
+            " other new one)"
+        )
     n = len(run.positions)
-    if run.positions != RIGHT_POSITIONS[:n]:
+    counters = _counters_problem(run)
+    if counters:
+        problems.append(counters)
+    elif run.positions != RIGHT_POSITIONS[:n]:
         problems.append(
             match_mistake(run.positions, POSITION_MISTAKES)
             or f"after each add, position was {list(run.positions)}, expected {list(RIGHT_POSITIONS[:n])}"
         )
-    problems.append(_size_problem(add, run.sizes))
+    if not counters:
+        problems.append(_size_problem(add, run.sizes))
     if run.split:  # every field was written, some at the wrong slot: that explains the slots, fields and flags
         problems.append(_split_problem(*run.split))
     else:
         problems.append(_slot_problem(run))
-        problems += [_field_problem(name, t, stored, right) for name, (t, stored, right) in run.fields.items()]
+        problems += [
+            _field_problem(name, t, stored, right, run.fields) for name, (t, stored, right) in run.fields.items()
+        ]
         if run.flags is not None and n == ADDS:
             problems += _flag_problems(run.flags)
     problems = [problem for problem in problems if problem] or _second_memory_problems(add)

@@ -155,7 +155,8 @@ def _gradient_problem(scale_action) -> str | None:
     if not action.requires_grad:
         return (
             "the action has no gradient: step 13 trains the actor by differentiating Q(s, pi(s)) through"
-            " this map, so keep to torch operations on u (no .detach(), .item(), .numpy() or torch.tensor(...))"
+            " this map, so keep to torch operations on u, outside torch.no_grad() (no `with torch.no_grad():`"
+            " block, no .detach(), .item(), .numpy() or torch.tensor(...))"
         )
     _, problem = run_safely(lambda: action.sum().backward(), what="the backward pass through your map")
     if problem:

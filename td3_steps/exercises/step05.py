@@ -23,6 +23,7 @@ from . import (
     inference_problem,
     match_mistake,
     report,
+    requires_grad_of,
     run_safely,
     snapshot,
 )
@@ -30,6 +31,13 @@ from . import (
 LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
 RIGHT = "a' = pi_phi'(s'): call actor_target(batch.next_obs)"
+# the reply to the notebook's placeholder, actor(batch.obs) with gradient: what to work on, not the answer (the
+# same value computed under torch.no_grad(), a student's own attempt, gets the two slips of MISTAKES named)
+UNTOUCHED = (
+    "a' is still the placeholder's, actor(batch.obs): the online actor's actions in the states s, with gradient."
+    " Which of the two networks gives the target y its next action, in which states of the batch is that action"
+    " played, and how is a' computed without gradient? See section 2 (The idea)"
+)
 STORED_SHARE = 0.45  # the stored actions fill the lower 45% of each dimension's [low, high]; the case's a' lies above
 CASES = ((0, 32, 4), (1, 300, 5))  # (seed, batch size, state size): the second one with other sizes
 
@@ -66,8 +74,7 @@ def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
         return [
             Mistake(actor(batch.next_obs), f"{online}. {RIGHT}"),
             Mistake(actor_target(batch.obs), f"{current}. {RIGHT}"),
-            # the exercise's placeholder: one problem per line, and no answer to copy
-            Mistake(actor(batch.obs), f"{online}\n{current}"),
+            Mistake(actor(batch.obs), f"{online}\n{current}"),  # both slips, one problem per line
             Mistake(
                 batch.action,
                 "you returned the stored action a from the batch, taken in s by the behaviour policy:"
@@ -148,6 +155,7 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
     _, n, obs_dim = case
     batch, actor, actor_target = target_case(*case)
     target_before, actor_before = snapshot(actor_target), snapshot(actor)
+    actor_trainable = requires_grad_of(actor)
     inputs = snapshot(batch._asdict())
     answer, problem = run_safely(fn, batch, actor, actor_target, what="next_action(batch, actor, actor_target)")
     if problem:
@@ -167,6 +175,12 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
             " (step 7 scores its s' again, step 9 reads r, step 10 s and a), so leave it as it is and build"
             " new tensors"
         ]
+    if requires_grad_of(actor) != actor_trainable:
+        return [
+            "your function froze the online actor (actor.requires_grad_(False)): step 5 only reads the networks, and"
+            " the actor, which step 13 trains, would never learn again. Leave its requires_grad alone: a' is computed"
+            " without gradient by calling the right network under torch.no_grad(), which freezes nothing"
+        ]
     if any(p.requires_grad for p in actor_target.parameters()):
         return [
             "your function unfroze the actor target (requires_grad_(True)): no gradient ever trains it, it"
@@ -180,6 +194,11 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
     with torch.no_grad():
         right = actor_target(batch.next_obs)
     if not close(answer.detach().float(), right, tol=1e-5):
+        if answer.requires_grad:
+            with torch.no_grad():
+                untouched = close(answer.detach().float(), actor(batch.obs), tol=1e-5)
+            if untouched:
+                return [UNTOUCHED]
         known = match_mistake(answer.detach().float(), mistakes(batch, actor, actor_target), tol=1e-5)
         return known.splitlines() if known else [_unknown_problem(fn, answer.detach(), right, case)]
     wrong_dtype = dtype_problem(answer, "a'")

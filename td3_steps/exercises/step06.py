@@ -184,6 +184,21 @@ def _swapped_clip_problem(clipped: torch.Tensor, centre: torch.Tensor) -> str | 
     )
 
 
+def _swapped_scales_problem(wide: torch.Tensor, clipped: torch.Tensor, centre: torch.Tensor) -> str | None:
+    """noise_std and noise_clip swapped, from the noise in u: with sigma = 0.4 and c = 0.5 it stops at +-sigma, and
+    with sigma = 0.2 and c = 100 nearly every draw sits on +-sigma, a noise of std c clipped at +-sigma."""
+    reach = (_u(clipped) - _u(centre)).abs().amax(dim=0)
+    on_sigma = float(((_u(wide) - _u(centre)).abs() - SIGMA).abs().lt(1e-4).float().mean())
+    if not _about(CLIP_SIGMA, rtol=0.01)(reach) or on_sigma < 0.9:
+        return None
+    return (
+        f"noise_std and noise_clip are swapped: with sigma = {CLIP_SIGMA} and c = {C} the noise in u stops at"
+        f" {_fmt(reach)}, +-sigma, expected +-c = +-{C}, and with sigma = {SIGMA} and c = 100, {on_sigma:.1%} of the"
+        f" draws sit on +-{SIGMA}: a noise of std c clipped at +-sigma. Scale by noise_std, {DRAW}, then clip eps to"
+        " [-noise_clip, noise_clip]"
+    )
+
+
 def _noise_problems(wide: torch.Tensor, centre: torch.Tensor) -> list[str]:
     """Scale and centre of the noise, in u, from a~ drawn at the centre with sigma = 0.2 and no clip."""
     noise = _u(wide) - _u(centre)
@@ -308,7 +323,9 @@ def check_smooth_target_action(fn) -> bool:
         return report([f"on Pendulum's one action dimension (low = [-2], high = [2]), {problem}"], "")
     reseeded = not torch.equal(torch.get_rng_state(), random_state)
     torch.set_rng_state(random_state)  # undo any re-seeding, so that the notebook's later draws stay as they were
-    swapped = _swapped_clip_problem(out["clipped"], centre)
+    swapped = _swapped_clip_problem(out["clipped"], centre) or _swapped_scales_problem(
+        out["wide"], out["clipped"], centre
+    )
     if swapped:
         return report([swapped], "")
 
@@ -342,7 +359,9 @@ def check_smooth_target_action(fn) -> bool:
     if not torch.equal(out["again"], out["same"]):
         problems.append(
             "two calls with generators seeded alike gave different actions: draw the noise from the"
-            " generator, torch.randn(action.shape, generator=generator) (torch.randn_like takes no generator)"
+            " generator, torch.randn(action.shape, generator=generator) (without generator=, torch.randn and"
+            " torch.randn_like draw from torch's global generator; randn_like takes a generator only in recent"
+            " torch versions, not in all those the course supports)"
         )
     elif torch.equal(out["again"], out["other"]):
         problems.append("generators with different seeds gave the same noise: draw it from the generator")

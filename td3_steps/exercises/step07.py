@@ -31,6 +31,14 @@ from . import (
 CASES = ((2, 0), (3, 1))  # (number of critics, seed)
 MAX_ACTION = 2.0  # a~ lies in [-2, 2], Pendulum's torque range, so a clip to the tutorials' [-1, 1] shows
 RIGHT = "critic_targets(batch.next_obs, next_action), one (N, 1) column per target critic"
+# the reply to the notebook's placeholder, critics(batch.obs, batch.action) with gradient: what to work on, not the
+# answer (the same values computed under torch.no_grad(), a student's own attempt, get each slip named)
+UNTOUCHED = (
+    "the Q-values are still the placeholder's, critics(batch.obs, batch.action): the current Q of step 10, from the"
+    " online critics on the stored (s, a), with gradient. Step 7 scores other inputs with other networks: which"
+    " critics give the target, which states and which actions do they score, and how without gradient? See"
+    " section 2 (The idea)"
+)
 
 
 def target_case(n_critics: int, seed: int, n: int = 24) -> tuple[Batch, torch.Tensor, Critics, Critics]:
@@ -155,6 +163,14 @@ def _left_alone_problem(
     return None
 
 
+def _untouched(answer, batch: Batch, critics: Critics) -> bool:
+    """Whether `answer` is the notebook's placeholder: the online critics' Q-values of (s, a), with gradient."""
+    if not isinstance(answer, tuple) or not all(isinstance(q, torch.Tensor) and q.requires_grad for q in answer):
+        return False
+    with torch.no_grad():
+        return close(answer, critics(batch.obs, batch.action), tol=1e-5)
+
+
 def _random(fn, answer: tuple, n_critics: int, seed: int) -> bool:
     """Whether a second call on the same case gives other Q-values (noise drawn inside the function)."""
     again, problem = run_safely(fn, *target_case(n_critics, seed), what="score_next(...), called again")
@@ -202,6 +218,8 @@ def check_target_q_values(fn) -> bool:
             if any(problems):
                 return report([next(problem for problem in problems if problem)], "")
             continue
+        if _untouched(answer, batch, critics):
+            return report([UNTOUCHED], "")
         known = match_mistake(answer, mistakes(batch, next_action, critics, critic_targets), tol=1e-5)
         if known:
             return report(known.splitlines(), "")

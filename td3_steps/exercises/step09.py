@@ -27,6 +27,22 @@ from . import (
 RIGHT = "y = r + gamma * (1 - terminated) * next_q"
 ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
 INPUTS = ("reward", "terminated", "truncated", "next_q")
+BOOTSTRAPS_EVERYWHERE = (
+    "your target bootstraps from the terminated transitions (rows 2 and 4): multiply the bootstrap by (1 -"
+    " terminated), the episode really ended there and has no future"
+)
+INTO_NEXT_Q = (
+    "y carries a gradient back into next_q: the target is a fixed label, compute it under torch.no_grad() (or"
+    " .detach() it)"
+)
+# the reply to the notebook's placeholder, whose y has both problems above and no other: what to work on (the TODO's
+# question), not the answer, which a student's own attempt with one of them still gets
+UNTOUCHED = (
+    "y is still the placeholder's, reward + gamma * next_q: it bootstraps on every row, row 2 (terminated), row 3"
+    " (truncated) and row 4 (both) included, and it carries a gradient back into next_q. Which flag says that s'"
+    " has no future, so that the (1 - ?) of the TODO stops the bootstrap there, and how is y built without"
+    " gradient? See section 2 (The idea)"
+)
 GAMMAS = (0.9, 0.8)  # the case runs with each: a gamma written into the code instead of the argument passes one only
 SIZES = (6, 5)  # the batch size with each gamma: the second case drops the last row, so a batch size written in shows
 
@@ -74,11 +90,7 @@ def mistakes(case: dict) -> list[Mistake]:
             "you masked with truncated instead of terminated: the truncated transition (a time limit) must"
             f" bootstrap, the terminated one must not. {RIGHT}",
         ),
-        Mistake(
-            r + gamma * q,
-            "your target bootstraps from the terminated transitions (rows 2 and 4): multiply the bootstrap"
-            " by (1 - terminated), the episode really ended there and has no future",
-        ),
+        Mistake(r + gamma * q, BOOTSTRAPS_EVERYWHERE),
         Mistake(
             r + gamma * term * q,
             f"your mask is inverted: it bootstraps only where the episode ended. Use (1 - terminated): {RIGHT}",
@@ -175,10 +187,7 @@ def _gradient_problem(y: torch.Tensor, next_q: torch.Tensor) -> str:
     """What is wrong with a y that requires grad: a gradient back into next_q, or a y made to require grad."""
     (grad,) = torch.autograd.grad(y.sum(), next_q, allow_unused=True)
     if grad is not None:
-        return (
-            "y carries a gradient back into next_q: the target is a fixed label, compute it under"
-            " torch.no_grad() (or .detach() it)"
-        )
+        return INTO_NEXT_Q
     if y.grad_fn is None:  # detached, then made to require grad
         return (
             "y requires grad although no gradient reaches next_q (a .requires_grad_() after the detach?): y is then"
@@ -230,7 +239,8 @@ def check_bellman_target(fn) -> bool:
         problems.append(f"with a next_q that requires grad, {problem}")
     elif isinstance(with_grad, torch.Tensor) and with_grad.requires_grad:
         problems.append(_gradient_problem(with_grad, grad_q))
+    problems = [p for p in problems if p]
     return report(
-        [p for p in problems if p],
+        [UNTOUCHED] if problems == [BOOTSTRAPS_EVERYWHERE, INTO_NEXT_Q] else problems,
         "y = r + gamma * (1 - terminated) * next_q: terminated stops the bootstrap, truncated does not, no gradient.",
     )

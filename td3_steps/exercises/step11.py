@@ -71,6 +71,12 @@ MISTAKES = [
         " but write it for any number: sum(... for q in q_values))",
     ),
     (
+        lambda qs, y: expected_loss(qs, y) * 2 / len(qs),
+        "your loss is the mean of the squared errors of all the critics together, times 2 (the mean over the"
+        " critics' MSEs, doubled): that is the sum of the MSEs only with two critics, and 2/3 of it with three."
+        " Add each critic's MSE, sum(... for q in q_values), with no factor that counts the critics",
+    ),
+    (
         lambda qs, y: F.mse_loss(torch.cat(qs, dim=1).mean(dim=1, keepdim=True), y),
         "you took the MSE of the critics' average: each critic gets its own MSE against y, then add them",
     ),
@@ -182,13 +188,24 @@ def check_critic_loss(fn) -> bool:
     if not close(answers, expected):
         with torch.no_grad():
             table = [Mistake([float(wrong(qs, y)) for qs, y, _ in cases], message) for wrong, message in MISTAKES]
-        # a mistake seen in every case, or else in TD3's two-critic case alone: then the other cases have another
+        # a mistake seen in every case, or else in TD3's two-critic case alone, if wrong there: then the other
+        # cases have another (where the two-critic loss is right, a mistake that gives the same value there is no
+        # evidence: the critics beyond two are what is wrong)
         known = match_mistake(answers, table)
-        if known is None and (known := match_mistake(answers[:1], [Mistake(m.wrong[:1], m.message) for m in table])):
-            known += "".join(
+        if known is None and not close(answers[0], expected[0]):
+            known = match_mistake(answers[:1], [Mistake(m.wrong[:1], m.message) for m in table])
+            known = known and known + "".join(
                 f"; and with {len(qs)} critics the loss is {answer:.4f}, expected {want:.4f}: use every critic,"
                 " sum(... for q in q_values)"
                 for (qs, _, _), answer, want in zip(cases[1:], answers[1:], expected[1:])
+            )
+        if known is None and close(answers[0], expected[0]):
+            known = "".join(
+                f"with 2 critics the loss is right, but with {len(qs)} critics it is {answer:.4f}, expected"
+                f" {want:.4f}, the sum of their {len(qs)} MSEs: is the number of critics written into your loss?"
+                " Write it for any number: sum(... for q in q_values)"
+                for (qs, _, _), answer, want in zip(cases[1:], answers[1:], expected[1:])
+                if not close(answer, want)
             )
         return report(
             [known or f"with 2 critics the loss is {answers[0]:.4f}, expected {expected[0]:.4f}"
@@ -198,8 +215,13 @@ def check_critic_loss(fn) -> bool:
     for qs, _, loss in cases:
         if not loss.requires_grad:
             return report(
-                ["the loss carries no gradient: do not detach the Q-values or compute it under no_grad()"], ""
-            )
+                ["the loss carries no gradient, so no critic would learn: something cut it off from the Q-values."
+                 " Detaching them (.detach(), .data), computing under torch.no_grad(), or building a new tensor from"
+                 " their values (torch.tensor([...]), or float() or .item() turned back into a tensor, which keeps"
+                 " the numbers and drops the graph) each does. Compute the loss with torch operations on the"
+                 " Q-values as they are given, adding the MSE tensors themselves"],
+                "",
+            )  # fmt: skip
         grads = torch.autograd.grad(loss, qs, allow_unused=True)
         missing = [f"Q_{i + 1}" for i, g in enumerate(grads) if g is None or not torch.any(g != 0)]
         if missing:  # the loss's value is right, so their MSEs are in it: from detached Q-values
@@ -207,7 +229,8 @@ def check_critic_loss(fn) -> bool:
             its, that = ("its MSE is", "that critic") if one else ("their MSEs are", "those critics")
             return report(
                 [f"no gradient reaches {', '.join(missing)}: {its} in the loss, but computed from"
-                 f" {'a detached Q-value' if one else 'detached Q-values'} (.detach(), .data or torch.no_grad()),"
+                 f" {'a detached Q-value' if one else 'detached Q-values'} (.detach(), .data or torch.no_grad(), or"
+                 f" a new tensor made from {'its' if one else 'their'} value: torch.tensor(...), .item()),"
                  f" so {that} would never learn. Use the Q-values as they are given"],
                 "",
             )  # fmt: skip

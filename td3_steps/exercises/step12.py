@@ -137,8 +137,14 @@ def sizes_note(batch: int, action_dim: int, first: tuple[int, int] = (32, 1)) ->
 def _value_problem(returned, call: int, losses: list[float], batch: int) -> str | None:
     """What is wrong with the returned loss, or None."""
     expected = losses[call]
-    if isinstance(returned, torch.Tensor):
+    if isinstance(returned, torch.Tensor) and returned.grad_fn is not None:
         return "return the loss as a Python float, loss.item(): a tensor would keep the whole graph alive in a log."
+    if isinstance(returned, torch.Tensor):
+        return (
+            "you returned a tensor, without its graph (detached), but the exercise asks for the loss as a Python"
+            " float: return loss.item(), a plain number for the caller to print and log (a tensor of a GPU would"
+            " stay on the device)."
+        )
     if close(returned, expected):
         return None
     known = match_mistake(

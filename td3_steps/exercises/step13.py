@@ -17,6 +17,7 @@ with the reply that names it.
 from __future__ import annotations
 
 import copy
+import functools
 
 import torch
 
@@ -182,11 +183,21 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str], set[str]]:
         rates = learning_rates(optimizer)
         for p in critics.parameters():
             p.grad = None
-        loss, problem = run_safely(
-            fn, step, k, d, actor, critics, obs, optimizer, what=f"my_delayed_actor({step}, {k}, {d}, ...)"
-        )
+        forwards = []  # per call of actor(...) inside the function: whether gradient could reach the actor's weights
+        hook = actor.register_forward_hook(functools.partial(_record_forward, forwards))
+        try:
+            loss, problem = run_safely(
+                fn, step, k, d, actor, critics, obs, optimizer, what=f"my_delayed_actor({step}, {k}, {d}, ...)"
+            )
+        finally:
+            hook.remove()
         if problem is not None:
-            if "does not require grad" in problem:
+            if "does not require grad" in problem and _actor_was_frozen(forwards):
+                problem += (
+                    ". No gradient reaches the actor: its weights were frozen when your function called actor(obs)"
+                    " (actor.requires_grad_(False)?). Freeze the critics alone, and leave the actor trainable"
+                )
+            elif "does not require grad" in problem:
                 problem += (
                     ". No gradient reaches the actor: J must be computed from actor(obs) itself, not detached"
                     " and not under torch.no_grad(); the gradient flows from Q1 through the action"
@@ -196,6 +207,8 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str], set[str]]:
         returned.append(loss is not None)
         problem = _critics_problem(critics, critics_before) or learning_rate_problem(rates, optimizer)
         if policy_update_due(k, d) and not moved[-1]:
+            if _actor_was_frozen(forwards):
+                stalled.add("actor frozen")
             if isinstance(loss, torch.Tensor) and _leads_to(loss, actor):
                 stalled.add("graph")
             if any(p.grad is not None and bool(p.grad.any()) for p in actor.parameters()):
@@ -209,6 +222,19 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str], set[str]]:
         if problem:
             problems.append(problem)
     return moved, returned, problems[:1], stalled
+
+
+def _record_forward(forwards: list[tuple[bool, bool]], module: torch.nn.Module, inputs, output) -> None:
+    """The actor's forward hook during a call of the student's function: (gradients on, weights trainable)."""
+    forwards.append((torch.is_grad_enabled(), any(p.requires_grad for p in module.parameters())))
+
+
+def _actor_was_frozen(forwards: list[tuple[bool, bool]]) -> bool:
+    """Whether the function called the actor with gradients on, but never with weights that require grad: it froze
+    the actor (requires_grad_(False)) where the critics are to be frozen. `forwards`: (gradients on, weights
+    trainable) per call of the actor, from the forward hook of `_run`."""
+    trainable = [weights for grad_on, weights in forwards if grad_on]
+    return bool(trainable) and not any(trainable)
 
 
 def _step_problem(loss, q1, q2, actions, actor, critics, obs, reference, stepped: bool) -> str | None:
@@ -272,6 +298,13 @@ def _leads_to(loss: torch.Tensor, module: torch.nn.Module) -> bool:
 
 def _stalled_problem(stalled: set[str]) -> str:
     """Why an actor that was due never moved, from how far its due calls got (see `_run`)."""
+    if "actor frozen" in stalled:
+        return (
+            "your function returned J when the actor was due, but when it called actor(obs) the actor's own weights"
+            " were frozen (actor.requires_grad_(False)?), so no gradient could reach them and the actor did not"
+            " move. It is the critics that are frozen while the actor steps, critics.requires_grad_(False) before"
+            " computing J and critics.requires_grad_(True) after the step; leave the actor trainable"
+        )
     if "gradient" in stalled:
         return (
             "your function returned J when the actor was due, and J's gradient reached the actor's weights, but"

@@ -13,7 +13,18 @@ import math
 
 import torch
 
-from td3_steps.exercises import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
+from td3_steps.exercises import (
+    Mistake,
+    changed,
+    checker,
+    close,
+    dtype_problem,
+    match_mistake,
+    report,
+    requires_grad_of,
+    run_safely,
+    snapshot,
+)
 from td3_steps.networks import Actor, make_target
 
 TAUS = (0.1, 0.005, 1.0)
@@ -103,10 +114,6 @@ def _params(module) -> list[torch.Tensor]:
     return [p.detach().clone() for p in module.parameters()]
 
 
-def _requires_grad(module) -> list[bool]:
-    return [p.requires_grad for p in module.parameters()]
-
-
 def _aliased(online, target) -> bool:
     """Whether the target shares storage with the online network (it would move with every actor update)."""
     online_storage = {p.untyped_storage().data_ptr() for p in online.parameters()}
@@ -121,7 +128,7 @@ def check_soft_update(soft_update) -> bool:
         online, target = _case(seed)
         theta, before = _params(online), _params(target)
         online_before, target_before = snapshot(online), snapshot(target)
-        online_flags = _requires_grad(online)
+        online_flags = requires_grad_of(online)
         _, problem = run_safely(soft_update, online, target, tau, what=CALL)
         if problem:
             if "in-place" in problem or "leaf Variable" in problem:
@@ -129,7 +136,7 @@ def check_soft_update(soft_update) -> bool:
             return report([problem], "")
         if changed(online_before, online):
             return report(["your function changed the online network: only the target moves."], "")
-        if _requires_grad(online) != online_flags:
+        if requires_grad_of(online) != online_flags:
             return report(
                 ["your function changed the online network's requires_grad (requires_grad_(False)?): the online"
                  " network must keep learning, and a frozen one would never move again. Leave its requires_grad"
@@ -168,6 +175,16 @@ def check_soft_update(soft_update) -> bool:
                     " zip(online.parameters(), target.parameters())."
                 )
             return report([known or f"with tau = {tau} the target is not tau * theta + (1 - tau) * theta'."], "")
+        wrong_dtype = next(
+            (problem for name, p in target.named_parameters() if (problem := dtype_problem(p, f"target's {name}"))),
+            None,
+        )
+        if wrong_dtype:
+            return report(
+                [f"the values are right, but the {wrong_dtype}. Change the target's float32 tensors in place"
+                 " instead of giving them new ones (p_target.data = ...)."],
+                "",
+            )  # fmt: skip
         if any(p.grad_fn is not None for p in target.parameters()):
             return report(
                 ["the values are right, but the target's parameters now record a gradient history: do the update"

@@ -41,6 +41,7 @@ from . import __version__
 from .agent import TD3
 from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
+from .envs import time_limit
 from .files import as_path, through_link, write_text_atomically
 from .metrics import (
     MetricsCSV,
@@ -51,7 +52,7 @@ from .metrics import (
     plot_learning_curve,
     read_metrics,
 )
-from .policy import Policy
+from .policy import UNTIMED_EPISODE_LIMIT, Policy
 
 RUN_FILE = "run.json"
 METRICS = "metrics.csv"
@@ -621,6 +622,8 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     """The training loop of the command line: learn, log, keep the actor of the best evaluation so far (the
     validation that selects BEST_POLICY), and save the checkpoint after each evaluation (or every
     checkpoint_freq steps), at the end, and when Ctrl-C or SIGTERM stops the run."""
+    for warning in _doubts(model, run):
+        print(f"Warning: {warning}", file=sys.stderr)
     time_offset, t0 = metrics.last_time(), time.perf_counter()
     scores = evaluations_of(read_metrics(metrics.path))  # step -> (mean, std) of every evaluation so far
     checkpoint_freq = run.get("checkpoint_freq")  # None: at each evaluation
@@ -689,6 +692,23 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         f"Best evaluation: {scores[best][0]:.1f} ± {scores[best][1]:.1f} at step {best} ({BEST_POLICY}).\n"
         f"Run directory: {run_dir} ({METRICS}, {LEARNING_CURVE}, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
     )
+
+
+def _doubts(model: TD3, run: dict) -> list[str]:
+    """What the run's settings make of it that no one wants, said before it starts (valid settings, so no error)."""
+    doubts = []
+    if model.config.learning_starts >= run["total_steps"]:
+        doubts.append(
+            f"learning_starts is {model.config.learning_starts} and the run takes {run['total_steps']} steps in all:"
+            " every step acts at random and no update runs, so the actor saved is the untrained one. Give --steps"
+            " above --learning-starts."
+        )
+    if time_limit(model.env) is None:
+        doubts.append(
+            f"{run['env_id']} has no time limit: an episode that never terminates stops the run at its first"
+            f" evaluation ({UNTIMED_EPISODE_LIMIT:,} steps into it). Register the environment with max_episode_steps."
+        )
+    return doubts
 
 
 @contextlib.contextmanager

@@ -654,3 +654,30 @@ def test_out_may_be_a_symbolic_link_to_where_the_run_goes(tmp_path):
     (tmp_path / "out").symlink_to(tmp_path / "disk" / "run")
     main(["train", "--out", str(tmp_path / "out"), *HALF])
     assert (tmp_path / "out").is_symlink() and TD3.load(tmp_path / "out" / "checkpoint").num_steps == 650
+
+
+def test_settings_that_waste_the_run_are_named_before_it_starts(tmp_path, capsys, toy_env):
+    """--steps below --learning-starts wrote an untrained policy.pt with exit status 0; an env with no time limit
+    ran to its first evaluation, then stopped the run after 100,000 steps of one evaluation episode."""
+    main(["train", "--out", str(tmp_path / "a"), "--steps", "60", "--learning-starts", "100", "--eval-episodes", "1"])
+    assert "Warning: learning_starts is 100 and the run takes 60 steps in all: every step acts at random and no" in (
+        capsys.readouterr().err
+    )
+    gym.register("td3_steps_test/Untimed-v0", entry_point=toy_env)  # its episodes end, but no TimeLimit says so
+    try:
+        untimed = [
+            "--env",
+            "td3_steps_test/Untimed-v0",
+            "--net-arch",
+            "8",
+            "--learning-starts",
+            "20",
+            "--batch-size",
+            "8",
+        ]
+        main(["train", "--out", str(tmp_path / "b"), *untimed, "--steps", "30", "--eval-episodes", "1"])
+    finally:
+        del gym.registry["td3_steps_test/Untimed-v0"]
+    err = capsys.readouterr().err
+    assert "Warning: td3_steps_test/Untimed-v0 has no time limit: an episode that never terminates" in err
+    assert "learning_starts" not in err

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -218,15 +219,39 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
     Each file is checked against checksums.json before it is read; memory=False neither reads nor checks
     the replay memory.
     """
-    path = find_checkpoint(path)
-    if not path.exists():
-        raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote.")
-    if not path.is_dir():
-        raise CheckpointError(f"{path} is a file; a td3_steps checkpoint is the directory that TD3.save wrote.")
+    for attempt in range(READ_ATTEMPTS):
+        found = find_checkpoint(path)
+        identity = _identity(found)
+        try:
+            if not found.exists():
+                raise CheckpointError(f"No checkpoint at {found}: give the directory that TD3.save wrote.")
+            if not found.is_dir():
+                raise CheckpointError(
+                    f"{found} is a file; a td3_steps checkpoint is the directory that TD3.save wrote."
+                )
+            try:
+                return _read_files(found, map_location, memory)
+            except (PermissionError, IsADirectoryError, NotADirectoryError) as error:
+                raise _unreadable(found, error) from error
+        except (CheckpointError, FileNotFoundError):
+            # a training saving this checkpoint meanwhile (evaluate or render on a running run) replaced the
+            # directory between two of these reads: read the new one, not a mix of the two called damaged
+            if attempt + 1 == READ_ATTEMPTS or _identity(find_checkpoint(path)) == identity:
+                raise
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
+READ_ATTEMPTS = 5
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which directory `path` is now (device and inode), or None: a save gives the name to a new one."""
     try:
-        return _read_files(path, map_location, memory)
-    except (PermissionError, IsADirectoryError, NotADirectoryError) as error:
-        raise _unreadable(path, error) from error
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 def _read_files(path: Path, map_location, memory: bool) -> tuple[dict, dict, dict | None]:

@@ -187,6 +187,31 @@ def test_a_save_through_a_symbolic_link_writes_where_it_points_and_keeps_the_lin
     assert Policy.load(tmp_path / "actor.pt").actor is not None
 
 
+def test_a_read_while_a_training_saves_reads_the_new_checkpoint_not_a_damaged_one(tmp_path, small_config, monkeypatch):
+    """evaluate or render on a running run failed now and then: "does not match its sha256 ... damaged", or "No
+    checkpoint at", when the training's save replaced the directory between two reads."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(10)
+    model.save(tmp_path / "ckpt")
+    read, calls = checkpoint._read_files, []
+
+    def racing(path, *args):  # the training's save lands in the middle of the first read
+        calls.append(path)
+        if len(calls) == 1:
+            model.learn(10)
+            model.save(tmp_path / "ckpt")
+            raise CheckpointError(f"{path}/state.pt does not match its sha256")
+        return read(path, *args)
+
+    monkeypatch.setattr(checkpoint, "_read_files", racing)
+    assert TD3.load(tmp_path / "ckpt", device="cpu").num_steps == 20 and len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(checkpoint, "_read_files", lambda path, *args: calls.append(path) or read(path, *args))
+    (tmp_path / "ckpt" / "state.pt").write_bytes(b"damaged")  # damaged for good: said at once, not retried
+    with pytest.raises(CheckpointError, match="does not match"):
+        TD3.load(tmp_path / "ckpt", device="cpu")
+    assert len(calls) == 1
+
+
 def test_a_crash_between_the_renames_is_recovered(tmp_path, small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(10)
     model.save(tmp_path / "ckpt")

@@ -256,10 +256,13 @@ class TD3:
 
     def log_metrics(self, row: dict) -> None:
         """Hand a metrics row (its "step" and other keys of metrics.COLUMNS) to learn's log, TensorBoard and the
-        progress bar."""
+        progress bar; outside learn (an evaluation after it), to TensorBoard alone."""
         check_row(row)
         for log in self._logs:
             log(row)  # the first may add columns, such as the command line's time_s
+        if not self._logs and self._tensorboard is not None:  # after learn: an evaluation of the trained agent
+            self._tensorboard(row)
+            self._tensorboard.flush()
 
     def _check_finite(self) -> None:
         self._stats.check(self.critic_updates, self.num_steps)

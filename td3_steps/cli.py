@@ -679,7 +679,9 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         except _Stopped as stopped:
             how = f"during the final evaluation; the checkpoint at step {model.num_steps} is saved. Finish with"
             _exit_stopped(stopped.args[0], how, run_dir)
-        log({"step": model.num_steps, "eval_return": mean, "eval_return_std": std})
+        row = {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
+        log(row)
+        model.log_metrics(row)  # after learn: to TensorBoard, as learn's own evaluations
         keep_if_best(model)
     with _saving(run_dir):
         model.save_policy(run_dir / POLICY)

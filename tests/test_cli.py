@@ -610,6 +610,12 @@ def test_tensorboard_event_files_go_in_the_run_directory_or_a_folder_of_it(tmp_p
     for run, log in ((tmp_path / "run", tmp_path / "run" / "tb"), (tmp_path / "same", tmp_path / "same")):
         main(["train", "--out", str(run), "--tensorboard-log", str(log), *quick])
         assert (run / "run.json").exists() and len(list(log.glob("events.out.tfevents.*"))) == 1
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    main(["train", "--out", str(tmp_path / "short"), "--tensorboard-log", str(tmp_path / "tb"), "--steps", "60"])
+    events = EventAccumulator(str(tmp_path / "tb"))  # the final evaluation's, after learn, as in metrics.csv
+    events.Reload()
+    assert [e.step for e in events.Scalars("eval_return")] == [60]
     line = fails(["train", "--out", str(tmp_path / "new"), "--tensorboard-log", str(tmp_path / "new" / "policy.pt"),
                   *quick], capsys)  # fmt: skip
     assert f"{tmp_path / 'new' / 'policy.pt'} is the run's own, which training replaces; give a directory" in line

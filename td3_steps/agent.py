@@ -301,14 +301,15 @@ class TD3:
         if self._obs is None:
             self._start_episode()
         action = self._training_action(self._obs)
-        returned_obs, reward, terminated, truncated, _ = self.env.step(action.reshape(self.action_space.shape))
+        returned = self.env.step(action.reshape(self.action_space.shape))
+        returned_obs, reward, terminated, truncated, _ = envs.step_values(self.env, returned, self.num_steps + 1)
         next_obs = envs.stored_observation(self.observation_space, returned_obs)
         if next_obs.shape != self._obs.shape:  # one comparison a step, to name the env and the step at fault
             envs.check_observation(self.env, returned_obs, AT_STEP.format(self.num_steps + 1))
         try:
             self.memory.add(self._obs, action, reward, next_obs, terminated, truncated)  # 1: store the transition
-        except (TypeError, ValueError):  # float(reward) failed: say why, as the check at construction does
-            envs.check_reward(self.env, reward, AT_STEP.format(self.num_steps + 1))
+        except (TypeError, ValueError):  # float(reward) or a flag failed: say why, as the check at construction does
+            envs.check_transition(self.env, reward, terminated, truncated, AT_STEP.format(self.num_steps + 1))
             raise
         self.num_steps += 1
         self._episode_return += float(reward)

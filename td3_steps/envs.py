@@ -25,6 +25,8 @@ import torch
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
+from .counts import is_flag
+
 BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pybullet_envs_gymnasium)"
 
 
@@ -543,6 +545,30 @@ def check_environment(env: gym.Env) -> None:
     check_reward(env, reward, "step()")
 
 
+def step_values(env: gym.Env, result, step: int | None = None) -> tuple:
+    """The 5 values of what env.step returned (at environment `step`, where training is), or a TypeError that says
+    what gymnasium's API asks."""
+    if isinstance(result, tuple) and len(result) == 5:
+        return result
+    returned = f"{len(result)} values" if isinstance(result, tuple) else f"a {type(result).__name__}"
+    raise TypeError(
+        f"{type(env.unwrapped).__name__}.step(){'' if step is None else f' at environment step {step}'} must return"
+        f" the 5 values (obs, reward, terminated, truncated, info) of gymnasium's API, but it returned {returned};"
+        " an environment written for the old gym API (obs, reward, done, info) needs done split into terminated"
+        " (the task ended) and truncated (a time limit cut it short)"
+    )
+
+
+def check_transition(env: gym.Env, reward, terminated, truncated, returned_by: str) -> None:
+    """A reward and flags TD3 can store: one real number, and True or False for each flag."""
+    check_reward(env, reward, returned_by)
+    for name, flag in (("terminated", terminated), ("truncated", truncated)):
+        if not is_flag(flag):
+            raise SpaceError(
+                f"{type(env.unwrapped).__name__}.{returned_by} returned {name} = {flag!r:.80}; TD3 needs True or False."
+            )
+
+
 def check_reward(env: gym.Env, reward, returned_by: str) -> None:
     """A reward TD3 can store: one real number."""
     dtype = np.asarray(reward).dtype
@@ -574,15 +600,7 @@ class _AsTD3ReadsIt(gym.Wrapper):
         return self._as_stored(obs, "reset()"), info
 
     def step(self, action):
-        result = self.env.step(action)
-        if not isinstance(result, tuple) or len(result) != 5:
-            returned = f"{len(result)} values" if isinstance(result, tuple) else f"a {type(result).__name__}"
-            raise TypeError(
-                f"step() must return the 5 values (obs, reward, terminated, truncated, info) of gymnasium's API, but"
-                f" it returned {returned}; an environment written for the old gym API (obs, reward, done, info) needs"
-                " done split into terminated (the task ended) and truncated (a time limit cut it short)"
-            )
-        obs, reward, terminated, truncated, info = result
+        obs, reward, terminated, truncated, info = step_values(self.env, self.env.step(action))
         if np.ndim(reward) == 0 and isinstance(reward, (int, float, np.number)) and not np.isfinite(reward):
             reward = 0.0
         return self._as_stored(obs, "step()"), reward, bool(terminated), bool(truncated), info

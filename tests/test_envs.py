@@ -136,9 +136,12 @@ def test_a_reward_that_is_not_one_number_is_refused(small_config, toy_env, rewar
     (("obs", lambda: np.zeros(1, np.float32)), r"step\(\) at environment step 8 returned an observation of shape \(1,\)"),
     (("obs", lambda: np.zeros(4, np.float32)), r"step\(\) at environment step 8 returned an observation of shape \(4,\)"),
     (("reward", lambda: None), r"step\(\) at environment step 8 returned the reward None .*one real number"),
+    (("terminated", lambda: "yes"), r"step\(\) at environment step 8 returned terminated = 'yes'; TD3 needs True or"),
+    (("all", lambda: (np.zeros(3, np.float32), 0.0, False, {})),
+     r"LaterMisbehaving.step\(\) at environment step 8 must return the 5 values .* returned 4 values; .*old gym API"),
 ])  # fmt: skip
 def test_what_goes_wrong_later_in_training_is_named_with_its_step(small_config, toy_env, bad, words):
-    """The environment is checked once, when the agent is made; a wrong observation or reward that appears later
+    """The environment is checked once, when the agent is made; a wrong observation, reward, flag or tuple that appears later
     (here at the 8th step, the 3rd of the second episode) is named when it is met, not broadcast into the memory."""
     what, value = bad
 
@@ -150,13 +153,17 @@ def test_what_goes_wrong_later_in_training_is_named_with_its_step(small_config, 
             if self.steps is not None:
                 self.steps += 1
                 if self.steps == 8:
-                    return (value() if what == "obs" else obs), (value() if what == "reward" else reward), *rest
+                    returned = {"obs": obs, "reward": reward, "terminated": rest[0]}
+                    if what == "all":
+                        return value()
+                    returned[what] = value()
+                    return *returned.values(), *rest[1:]
             return obs, reward, *rest
 
     env = LaterMisbehaving(observation_space=spaces.Box(-1.0, 1.0, (3,), np.float32))
     model = TD3(env, small_config, device="cpu")
     env.steps = 0
-    with pytest.raises(SpaceError, match=words):
+    with pytest.raises((SpaceError, TypeError), match=words):
         model.learn(20)
     assert model.num_steps == 7 and len(model.memory) == 7
 

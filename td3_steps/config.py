@@ -154,7 +154,7 @@ class TD3Config:
         object.__setattr__(self, "net_arch", tuple(_python_value(n) for n in self.net_arch))
         if isinstance(self.train_freq, (list, tuple)):  # JSON has no tuples
             object.__setattr__(self, "train_freq", tuple(_python_value(v) for v in self.train_freq))
-        _check_schedulable(self, "learning_rate", lambda v: v > 0, "a finite positive number, e.g. 1e-3")
+        _check_schedulable(self, "learning_rate", lambda v: v > 0, "a finite positive number, e.g. 1e-3", end=0.0)
         _check_int(self, "buffer_size", 1)
         _check_int(self, "learning_starts", 0)
         _check_int(self, "batch_size", 1)
@@ -313,14 +313,18 @@ def _check_number(config: TD3Config, name: str, ok: Callable[[float], bool], exp
     _check(config, name, lambda v: is_number(v) and ok(v), f"a finite number (int or float) {expected}")
 
 
-def _check_schedulable(config: TD3Config, name: str, ok: Callable[[float], bool], expected: str) -> None:
-    """A number that passes `ok`, or a schedule whose values at the start and the end of training pass it."""
+def _check_schedulable(
+    config: TD3Config, name: str, ok: Callable[[float], bool], expected: str, end: float | None = None
+) -> None:
+    """A number that passes `ok`, or a schedule whose values at the start and the end of training pass it; with
+    `end`, the schedule may also end at that value (a learning rate that decays to 0 as training ends, as
+    Stable-Baselines3's linear_schedule: `lambda progress_remaining: progress_remaining * 1e-3`)."""
     value = getattr(config, name)
     if not callable(value):
         _check(config, name, lambda v: is_number(v) and ok(v), f"{expected}, or a schedule of such values")
         return
     try:
-        start, end = value(1.0), value(0.0)
+        start, last = value(1.0), value(0.0)
     except Exception as error:  # a callable of the wrong signature, or one that fails
         raise ConfigError(
             f"TD3Config.{name} = {value!r} is invalid: a schedule is called with progress_remaining (1.0 at the"
@@ -330,8 +334,9 @@ def _check_schedulable(config: TD3Config, name: str, ok: Callable[[float], bool]
     _check(
         config,
         name,
-        lambda _: all(is_number(v) and ok(v) for v in (start, end)),
-        f"a schedule whose values are each {expected}, but it gives {start!r} at the start and {end!r} at the end",
+        lambda _: is_number(start) and ok(start) and is_number(last) and (ok(last) or last == end),
+        f"a schedule whose values are each {expected}{'' if end is None else f' (or {end} at the end)'}, but it gives"
+        f" {start!r} at the start and {last!r} at the end",
     )
 
 

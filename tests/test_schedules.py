@@ -73,12 +73,22 @@ def test_a_schedule_that_goes_wrong_between_its_start_and_end_stops_training_wit
         return lambda progress: value if progress in (0.0, 1.0) else bad
 
     for name, value, bad, words in [
-        ("learning_rate", 1e-3, -1e-2, r"TD3Config.learning_rate's schedule gave -0.01 at progress_remaining .*> 0"),
+        ("learning_rate", 1e-3, -1e-2, r"TD3Config.learning_rate's schedule gave -0.01 at progress_remaining .*>= 0"),
         ("exploration_noise", 0.1, float("nan"), r"TD3Config.exploration_noise's schedule gave nan .*>= 0 all through"),
     ]:
         model = TD3(toy_env(), toy_config.replace(**{name: bad_between(value, bad)}), seed=0, device="cpu")
         with pytest.raises(ValueError, match=words):
             model.learn(30)
+
+
+def test_a_learning_rate_may_decay_to_zero_as_stable_baselines3s_linear_schedule(toy_env, toy_config):
+    """lambda progress_remaining: progress_remaining * 1e-3, Stable-Baselines3's own example, was refused: its
+    learning rate is 0 at the very end. A learning rate of 0 all along, or at the start, is still no training."""
+    for schedule in (lambda progress_remaining: progress_remaining * 1e-3, LinearSchedule(1e-3, 0.0)):
+        TD3(toy_env(), toy_config.replace(learning_rate=schedule), seed=0, device="cpu").learn(30)
+    for zero in (0.0, LinearSchedule(0.0, 1e-3), lambda progress_remaining: 0.0):
+        with pytest.raises(ConfigError, match="TD3Config.learning_rate"):
+            toy_config.replace(learning_rate=zero)
 
 
 def test_a_schedule_dict_without_its_kind_is_told_what_a_schedule_dict_holds():

@@ -231,7 +231,19 @@ def flat_observation_space(space: gym.Space) -> spaces.Box:
             f" {where} into one, nor read it back in predict. Wrap the environment with a"
             " gymnasium.ObservationWrapper that returns a Box."
         )
+    if _holds_nothing(space):  # gymnasium cannot flatten an empty Dict or Tuple ("need at least one array")
+        raise SpaceError(
+            f"The observation space {space} holds no values, or a part of it none: TD3 needs at least one number"
+            " to observe, in every part. Give the environment an observation space without empty parts."
+        )
     return spaces.flatten_space(space)
+
+
+def _holds_nothing(space: gym.Space) -> bool:
+    """Whether `space`, or a Dict or Tuple part of it, flattens to no number at all."""
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        return not _part_keys(space) or any(_holds_nothing(space[key]) for key in _part_keys(space))
+    return spaces.flatdim(space) == 0
 
 
 def _part_keys(space: spaces.Dict | spaces.Tuple):

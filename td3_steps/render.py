@@ -104,8 +104,8 @@ def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
     """
     path = check_video_path(path)
     check_frames(frames)
-    if not (is_number(fps) and fps > 0):
-        raise ValueError(f"write_video: fps must be a number > 0 (frames per second), got {fps!r}.")
+    if not (is_number(fps) and 0.01 <= fps <= 1000):
+        raise ValueError(f"write_video: fps must be a number from 0.01 to 1000 (frames per second), got {fps!r}.")
     make_parents(path)
     if path.suffix.lower() == ".gif":
         from PIL import Image

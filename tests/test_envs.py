@@ -80,6 +80,17 @@ def test_unbounded_actions_are_refused_clearly(small_config, toy_env):
     TD3(eval(advice, {"gymnasium": gym, "env": env, "low": low, "high": high}), small_config).learn(5)
 
 
+def test_observations_of_no_values_are_refused_clearly(small_config, toy_env):
+    """An empty Dict or Tuple gave numpy's "need at least one array to concatenate"."""
+    for empty in (spaces.Dict({}), spaces.Tuple(()), spaces.Box(-1.0, 1.0, (0,), np.float32)):
+        env = toy_env()
+        env.observation_space = empty  # (an empty space is falsy: ToyEnv would take its default for it)
+        with pytest.raises(SpaceError, match=r"holds no values, or a part of it none: TD3 needs at least one"):
+            TD3(env, small_config)
+    with pytest.raises(SpaceError, match=r"holds no values, or a part of it none"):
+        TD3(toy_env(observation_space=spaces.Dict({"a": spaces.Tuple(()), "b": spaces.Discrete(2)})), small_config)
+
+
 def test_unflattenable_observations_are_refused_clearly(small_config, toy_env):
     with pytest.raises(SpaceError, match="flatten"):
         TD3(toy_env(observation_space=spaces.Sequence(spaces.Discrete(2))), small_config)

@@ -204,8 +204,8 @@ def test_record_episode_takes_an_env_id_or_a_rendering_env_and_says_so(small_con
     [([], 10, r"got \[\]\."), ([np.zeros((8, 8, 3))], 10, r"got 1 frames, the first of shape \(8, 8, 3\) and dtype float64"),
      ([np.zeros((8, 8), np.uint8)], 10, r"the first of shape \(8, 8\)"),
      ([np.zeros((8, 8, 3), np.uint8), np.zeros((9, 8, 3), np.uint8)], 10, r"got 2 frames"),
-     ("frames", 10, r"got 'frames'"), ([np.zeros((8, 8, 3), np.uint8)], 0, r"fps must be a number > 0"),
-     ([np.zeros((8, 8, 3), np.uint8)], None, r"fps must be a number > 0")],
+     ("frames", 10, r"got 'frames'"), ([np.zeros((8, 8, 3), np.uint8)], 0, r"fps must be a number from 0.01 to 1000"), ([np.zeros((8, 8, 3), np.uint8)], 1e-4, r"fps must be a number from 0.01"),
+     ([np.zeros((8, 8, 3), np.uint8)], None, r"fps must be a number from 0.01 to 1000")],
 )  # fmt: skip
 def test_write_video_refuses_frames_it_cannot_write_before_writing_anything(tmp_path, frames, fps, words):
     """An empty list was an IndexError and fps=0 a ZeroDivisionError, both after the folder was made; 2-D float

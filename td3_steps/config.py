@@ -301,7 +301,8 @@ def _python_value(value):
 
 
 def _is_sequence(value) -> bool:
-    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict))
+    """Values in an order (a set has none: its layer sizes would come in any order)."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict, set, frozenset))
 
 
 def _check_int(config: TD3Config, name: str, minimum: int) -> None:

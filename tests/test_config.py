@@ -13,7 +13,7 @@ from td3_steps.config import field_docs, field_names
     "field, value",
     [("tau", 0.0), ("tau", 1.5), ("target_policy_noise", -0.1), ("exploration_noise", -1.0), ("gamma", 1.2),
      ("batch_size", 0), ("learning_rate", 0.0), ("net_arch", ()), ("policy_delay", 0), ("n_critics", 0),
-     ("tau", float("nan")), ("activation", "swish"), ("layer_norm", 2), ("features_extractor", "resnet"),
+     ("tau", float("nan")), ("activation", "swish"), ("layer_norm", 2), ("net_arch", {8, 16}), ("features_extractor", "resnet"),
      ("share_features_extractor", "no"), ("noise_type", "pink"), ("random_exploration", 1.5), ("ou_theta", -0.1),
      ("train_freq", (1, "epoch")), ("train_freq", 0), ("gradient_steps", 0), ("gradient_steps", -2),
      ("learning_rate", LinearSchedule(1e-3, -1e-4)), ("exploration_noise", lambda progress: -0.1),

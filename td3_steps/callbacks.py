@@ -17,12 +17,12 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import torch
 
 from .checkpoint import check_checkpoint_path
 from .config import unknown_names
-from .counts import check_flag, is_count, is_flag
-from .metrics import best_evaluation_step
+from .counts import check_flag, is_count
 
 
 def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others: dict) -> int:
@@ -56,11 +56,15 @@ def _takes_one_argument(signature: inspect.Signature) -> bool:
 
 
 def goes_on(callback: Callable, answer) -> bool:
-    """A callback's answer, as Stable-Baselines3 reads one: False stops training (a numpy or torch False too),
-    True or None (a function that returns nothing) goes on; anything else is a TypeError, never read as a side."""
+    """A callback's answer: False stops training, as in Stable-Baselines3 (numpy's and torch's False too, a
+    comparison's result); True goes on, and so does None (a function that returns nothing, which would stop
+    Stable-Baselines3). Anything else, a count say, is a TypeError, never read as a side."""
     if answer is None:
         return True
-    if is_flag(answer) or (isinstance(answer, torch.Tensor) and answer.dtype == torch.bool and answer.numel() == 1):
+    one_truth = isinstance(answer, (bool, np.bool_))
+    one_truth |= isinstance(answer, torch.Tensor) and answer.dtype == torch.bool and answer.numel() == 1
+    one_truth |= isinstance(answer, np.ndarray) and answer.dtype == np.bool_ and answer.size == 1
+    if one_truth:
         return bool(answer)
     raise TypeError(
         f"A callback returns False to stop training, and True or None to go on; {callback!r:.80} returned"
@@ -142,8 +146,7 @@ class EvalCallback:
         row = {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
         self.evaluations.append(row)
         model.log_metrics(dict(row))  # a copy: a log may add columns to its row
-        scores = {row["step"]: (row["eval_return"], row["eval_return_std"]) for row in self.evaluations}
-        if best_evaluation_step(scores) == model.num_steps:  # the rule of the command line's best_policy.pt
+        if mean >= self.best_mean_return:  # the latest of equals: metrics.best_evaluation_step's rule, train's
             self.best_mean_return, self.best_step = mean, model.num_steps
             if self.best_model_path is not None:
                 model.save(self.best_model_path)

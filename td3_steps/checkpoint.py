@@ -83,6 +83,18 @@ def is_checkpoint_directory(path: Path) -> bool:
     return (path / "meta.json").is_file() and (path / CHECKSUMS).is_file()
 
 
+def foreign_files(path: Path) -> dict[Path, list[str]]:
+    """{directory: the names in it that no checkpoint holds} for `path`, `<path>.tmp` and `<path>.old`, where there
+    are any: what a save, which replaces those directories whole, would lose."""
+    found = {}
+    for directory in (path, *_tmp_and_old(path)):
+        if directory.is_dir():
+            foreign = sorted(p.name for p in directory.iterdir() if p.name not in FILES)
+            if foreign:
+                found[directory] = foreign
+    return found
+
+
 def check_checkpoint_path(path) -> Path:
     """`path` as a Path, if a checkpoint directory may be written there (else a CheckpointError saying why).
 
@@ -97,18 +109,19 @@ def check_checkpoint_path(path) -> Path:
     check_parents(path)
     if path.exists() and not path.is_dir():
         raise CheckpointError(f"Cannot write a checkpoint directory at {path}: a file of that name exists.")
-    for directory in (path, *_tmp_and_old(path)):
-        if not directory.exists():
-            continue
-        foreign = sorted(p.name for p in directory.iterdir()) if directory.is_dir() else [directory.name]
-        foreign = [name for name in foreign if name not in FILES]
-        if foreign:
+    for directory in _tmp_and_old(path):
+        if directory.exists() and not directory.is_dir():
             raise CheckpointError(
-                f"Cannot write a checkpoint directory at {path}: {directory} holds more than a td3_steps checkpoint"
-                f" ({', '.join(sorted(FILES))}), and saving replaces it whole: {', '.join(foreign[:5])}"
-                f"{' ...' if len(foreign) > 5 else ''} would be lost. Move that away, or give a new name, such as"
-                f" {path / 'checkpoint'}."
+                f"Cannot write a checkpoint directory at {path}: {directory} is a file, where a save puts a"
+                " directory of its own. Move it away, or give the checkpoint another name."
             )
+    for directory, foreign in foreign_files(path).items():
+        raise CheckpointError(
+            f"Cannot write a checkpoint directory at {path}: {directory} holds more than a td3_steps checkpoint"
+            f" ({', '.join(sorted(FILES))}), and saving replaces it whole: {', '.join(foreign[:5])}"
+            f"{' ...' if len(foreign) > 5 else ''} would be lost. Move that away, or give a new name, such as"
+            f" {path / 'checkpoint'}."
+        )
     check_writable(path)
     return path
 
@@ -207,8 +220,9 @@ def _sha256(file: Path) -> str:
 
 
 def find_checkpoint(path) -> Path:
-    """The checkpoint directory `path`, or `<path>.old` where a crash between write_checkpoint's two renames left it."""
-    path = as_path(path, "The checkpoint directory")
+    """The checkpoint directory `path` (through a link, as a save writes it), or `<path>.old` where a crash between
+    write_checkpoint's two renames left it."""
+    path = through_link(as_path(path, "The checkpoint directory"))
     _, old = _tmp_and_old(path)
     return old if not path.exists() and old.is_dir() else path
 

@@ -39,7 +39,7 @@ import torch
 
 from . import __version__
 from .agent import TD3
-from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint
+from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint, foreign_files
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .envs import time_limit
 from .files import as_path, through_link, write_text_atomically
@@ -273,7 +273,7 @@ def _parser() -> argparse.ArgumentParser:
         default=400,
         help="environment steps to record at most, one frame each after the first (default: 400)",
     )
-    render.add_argument("--fps", type=at_least(1), default=30, help="frames per second (default: 30)")
+    render.add_argument("--fps", type=at_least(1, 1000), default=30, help="frames per second (default: 30)")
     render.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     render.set_defaults(func=render_command, command_parser=render)
     for command in (train, evaluate, render):
@@ -426,10 +426,11 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
     if replaced:
         print(f"--force: replacing {', '.join(_names(replaced))} in {run_dir}.", file=sys.stderr)
     for path in replaced:
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+        target = through_link(path)  # a link (checkpoint/ on a bigger disk) stays, and what it points to goes
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
     _write_run(run_dir, run)
     metrics = MetricsCSV(run_dir / METRICS)
     print(f"Training {run['env_id']} ({preset_name} preset, seed {seed}) into {run_dir}.", file=sys.stderr)
@@ -523,7 +524,14 @@ def _check_resumable(run_dir: Path) -> None:
         raise RunError(
             f"{run_dir} has no {CHECKPOINT}/ to resume from (none was saved, or it was removed): {START_AGAIN}."
         )
-    check_checkpoint_path(run_dir / CHECKPOINT)  # now, not at the first save, an evaluation interval later
+    foreign = foreign_files(through_link(run_dir / CHECKPOINT))  # now, not at the first save, an evaluation later
+    for directory, names in foreign.items():
+        raise RunError(
+            f"{directory} holds {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}, which no checkpoint holds,"
+            f" and the next save replaces {directory.name}/ whole: move {'it' if len(names) == 1 else 'them'} out of"
+            f" {directory}, then resume."
+        )
+    check_checkpoint_path(run_dir / CHECKPOINT)
     metrics = run_dir / METRICS
     if (run_dir / BEST_POLICY).exists() and not is_metrics_file(metrics):
         problem = "is missing" if not metrics.is_file() else "is not the metrics file td3_steps writes"

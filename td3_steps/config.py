@@ -191,7 +191,7 @@ class TD3Config:
         _check_int(self, "n_critics", 1)
         for name in ("layer_norm", "share_features_extractor", "mixed_precision"):
             _check(self, name, is_flag, "True or False")
-            object.__setattr__(self, name, bool(getattr(self, name)))  # 1 is True, as JSON stores it
+            object.__setattr__(self, name, bool(getattr(self, name)))  # 1 stored as True (JSON's true)
 
     def train_frequency(self) -> tuple[int, str]:
         """train_freq as (n, unit): a round of updates every n "step"s or every n "episode"s."""
@@ -231,7 +231,7 @@ class TD3Config:
             value = data.get(name)
             if isinstance(value, dict) and "callable" in value:
                 default = TD3Config().to_dict()
-                kept = ", ".join(f"{k}={v!r}" for k, v in data.items() if k != name and v != default[k])
+                kept = ", ".join(f"{k}={_as_code(v)}" for k, v in data.items() if k != name and v != default[k])
                 raise ConfigError(
                     f"TD3Config.{name} was a Python callable ({value['callable']}), which a checkpoint cannot"
                     f" store: pass the config it was trained with again, the callable included, e.g."
@@ -292,6 +292,16 @@ def _check(config: TD3Config, name: str, ok: Callable[[Any], bool], expected: st
         raise ConfigError(f"TD3Config.{name} = {value!r:.80} is invalid: it must be {expected}.")
 
 
+def _as_code(saved) -> str:
+    """A saved field's value as Python that TD3Config takes: a schedule as its class, a callable as ..."""
+    if isinstance(saved, dict):
+        try:
+            return "..." if "callable" in saved else repr(schedule_from_dict(saved))
+        except (KeyError, TypeError, ValueError):  # not a schedule: from_dict says so once this one is passed
+            return "..."
+    return repr(saved)
+
+
 def _python_value(value):
     """A numpy scalar's Python value (np.int64(256) -> 256); anything else as it is. A float is a Python float even
     from np.longdouble, whose .item() stays a longdouble (which JSON cannot write)."""
@@ -326,6 +336,7 @@ def _check_schedulable(
         return
     try:
         start, last = value(1.0), value(0.0)
+        before_last = value(1e-6) if end is not None else start  # only the very end may be `end`
     except Exception as error:  # a callable of the wrong signature, or one that fails
         raise ConfigError(
             f"TD3Config.{name} = {value!r} is invalid: a schedule is called with progress_remaining (1.0 at the"
@@ -335,9 +346,12 @@ def _check_schedulable(
     _check(
         config,
         name,
-        lambda _: is_number(start) and ok(start) and is_number(last) and (ok(last) or last == end),
-        f"a schedule whose values are each {expected}{'' if end is None else f' (or {end} at the end)'}, but it gives"
-        f" {start!r} at the start and {last!r} at the end",
+        lambda _: (
+            all(is_number(v) and ok(v) for v in (start, before_last)) and is_number(last) and (ok(last) or last == end)
+        ),
+        f"a schedule whose values are each {expected}{'' if end is None else f' (or {end} at the very end)'}, but it"
+        f" gives {start!r} at the start{'' if end is None else f', {before_last!r} just before the end'} and {last!r}"
+        " at the end",
     )
 
 

@@ -22,6 +22,15 @@ def is_flag(value) -> bool:
     return isinstance(value, (bool, np.bool_, int, np.integer)) and value in (0, 1)
 
 
+def flag_value(x) -> float:
+    """A flag an environment returned (terminated, truncated) as 1.0 or 0.0: True or False, 1 or 0, numpy's too,
+    1.0 or 0.0; any other value would scale the bootstrap term (1 - terminated), and is a ValueError."""
+    value = float(x)
+    if value != 0.0 and value != 1.0:
+        raise ValueError(f"a flag is 0 or 1, not {value}")
+    return value
+
+
 def check_flag(where: str, name: str, value) -> None:
     """A ValueError unless `value` is a flag (is_flag)."""
     if not is_flag(value):

@@ -25,7 +25,7 @@ import torch
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
-from .counts import is_flag
+from .counts import flag_value
 
 BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pybullet_envs_gymnasium)"
 
@@ -562,9 +562,15 @@ def step_values(env: gym.Env, result, step: int | None = None) -> tuple:
     what gymnasium's API asks."""
     if isinstance(result, tuple) and len(result) == 5:
         return result
+    at = "" if step is None else f" at environment step {step}"
+    if isinstance(result, (list, np.ndarray)) and len(result) == 5:
+        raise TypeError(
+            f"{type(env.unwrapped).__name__}.step(){at} returned its 5 values in a {type(result).__name__}: gymnasium's"
+            " API returns them as a tuple, return (obs, reward, terminated, truncated, info)"
+        )
     returned = f"{len(result)} values" if isinstance(result, tuple) else f"a {type(result).__name__}"
     raise TypeError(
-        f"{type(env.unwrapped).__name__}.step(){'' if step is None else f' at environment step {step}'} must return"
+        f"{type(env.unwrapped).__name__}.step(){at} must return"
         f" the 5 values (obs, reward, terminated, truncated, info) of gymnasium's API, but it returned {returned};"
         " an environment written for the old gym API (obs, reward, done, info) needs done split into terminated"
         " (the task ended) and truncated (a time limit cut it short)"
@@ -575,10 +581,12 @@ def check_transition(env: gym.Env, reward, terminated, truncated, returned_by: s
     """A reward and flags TD3 can store: one real number, and True or False for each flag."""
     check_reward(env, reward, returned_by)
     for name, flag in (("terminated", terminated), ("truncated", truncated)):
-        if not is_flag(flag):
+        try:
+            flag_value(flag)  # the replay memory's rule
+        except (TypeError, ValueError):
             raise SpaceError(
                 f"{type(env.unwrapped).__name__}.{returned_by} returned {name} = {flag!r:.80}; TD3 needs True or False."
-            )
+            ) from None
 
 
 def check_reward(env: gym.Env, reward, returned_by: str) -> None:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .counts import is_count
+from .counts import flag_value, is_count
 from .devices import check_memory, in_bytes, resolve_device
 from .failures import FLOAT32_MAX, explain_failures, generator_problem
 
@@ -106,7 +106,7 @@ class ReplayMemory:
         """
         i = self.position
         rows = _row(obs, self.obs), _row(action, self.action), _row(next_obs, self.next_obs)
-        flags = _flag(terminated), _flag(truncated)
+        flags = flag_value(terminated), flag_value(truncated)
         self.reward[i] = float(reward)  # the one write that can fail (beyond float32): before any other
         self.obs[i], self.action[i], self.next_obs[i] = rows
         self.terminated[i], self.truncated[i] = flags
@@ -128,8 +128,8 @@ class ReplayMemory:
             if array.dtype.kind not in "biuf":
                 return ValueError(f"ReplayMemory.add: {name} holds {array.dtype} values, not numbers.")
         for name, value, kind, read in (("reward", reward, "one number", float),
-                                        ("terminated", terminated, "True or False", _flag),
-                                        ("truncated", truncated, "True or False", _flag)):  # fmt: skip
+                                        ("terminated", terminated, "True or False", flag_value),
+                                        ("truncated", truncated, "True or False", flag_value)):  # fmt: skip
             try:
                 read(value)  # as add() reads it
             except (TypeError, ValueError, OverflowError):
@@ -228,11 +228,3 @@ def _row(x, column: torch.Tensor) -> torch.Tensor:
     if row.shape != column.shape[1:]:
         raise ValueError(f"a row of shape {tuple(column.shape[1:])}, not {tuple(row.shape)}")
     return row
-
-
-def _flag(x) -> float:
-    """True or False (1 or 0) as 1.0 or 0.0: any other value would scale the bootstrap term (1 - terminated)."""
-    value = float(x)
-    if value != 0.0 and value != 1.0:
-        raise ValueError(f"a flag is 0 or 1, not {value}")
-    return value

@@ -68,16 +68,19 @@ def schedule_from_dict(data: dict) -> LinearSchedule:
 
 
 def value_at(value: float | Callable[[float], float], progress_remaining: float, name: str) -> float:
-    """A number as it is; a schedule's value at `progress_remaining`, which must be a finite number >= 0 (a learning
-    rate may decay to 0): TD3Config checks a schedule at its start and end only, and a value gone wrong in between
-    would train silently on a negative learning rate, or act with NaN."""
+    """A number as it is; a schedule's value at `progress_remaining`, which must be a finite number (> 0 for the
+    learning_rate until the very end, where it may reach 0; >= 0 for the exploration_noise): TD3Config checks a
+    schedule at its start and end only, and a value gone wrong in between would train silently on a learning rate
+    of 0 or below, or act with NaN."""
     if not callable(value):
         return value
     now = value(progress_remaining)
-    if not (is_number(now) and now >= 0):
+    positive = name == "learning_rate" and progress_remaining > 0
+    if not (is_number(now) and (now > 0 if positive else now >= 0)):
+        floor = "> 0 (0 at the very end only)" if name == "learning_rate" else ">= 0"
         raise ValueError(
             f"TD3Config.{name}'s schedule gave {now!r} at progress_remaining {progress_remaining:.6g}: it must give a"
-            " finite number >= 0 all through training (TD3Config could check only its start and end)."
+            f" finite number {floor} all through training (TD3Config could check only its start and end)."
         )
     return now
 

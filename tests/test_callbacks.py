@@ -23,11 +23,12 @@ def test_a_numpy_or_torch_false_stops_training_and_a_non_answer_is_refused(small
     assert model.num_steps == 10
     model.learn(50, callback=lambda m: torch.tensor(m.num_steps < 15))
     assert model.num_steps == 15
-    model.learn(50, callback=lambda m: int(m.num_steps < 20))
+    model.learn(50, callback=lambda m: np.array([m.num_steps < 20]))
     assert model.num_steps == 20
-    with pytest.raises(TypeError, match=r"returns False to stop training, and True or None to go on; .* returned 'no'"):
-        model.learn(50, callback=lambda m: "no")  # a truthy word that means stop
-    assert model.num_steps == 21
+    for answer in ("no", 0, np.array([True, False])):  # a truthy word that means stop, a count, two truths
+        with pytest.raises(TypeError, match=r"returns False to stop training, and True or None to go on; .* returned"):
+            model.learn(50, callback=lambda m, answer=answer: answer)
+    assert model.num_steps == 23
 
 
 def test_a_list_of_callbacks_runs_each_one_and_any_stops(small_config):
@@ -121,6 +122,10 @@ def test_eval_callback_keeps_the_latest_of_equal_evaluations_as_train_does():
         best(model)
     scores = {row["step"]: (row["eval_return"], row["eval_return_std"]) for row in best.evaluations}
     assert best.best_step == best_evaluation_step(scores) == 30
+    model.evaluate = lambda n_episodes: (-1.0, 0.0)  # the callback reused on a worse agent, at the same steps
+    for model.num_steps in (10, 20):
+        best(model)
+    assert (best.best_mean_return, best.best_step) == (5.0, 30)  # the best never goes down
 
 
 def test_learn_eval_freq_is_the_eval_callback(toy_env, toy_config):

@@ -2,6 +2,7 @@
 
 import copy
 import json
+import re
 
 import numpy as np
 import pytest
@@ -105,12 +106,18 @@ def test_checkpoint_without_memory_still_loads(tmp_path, small_config):
 
 
 def test_a_plain_callable_schedule_saves_and_asks_for_the_config_on_load(tmp_path, toy_env, toy_config):
-    config = toy_config.replace(learning_rate=lambda progress: 1e-3 * progress + 1e-5)
+    noise = LinearSchedule(0.3, 0.05)
+    config = toy_config.replace(learning_rate=lambda progress: 1e-3 * progress + 1e-5, exploration_noise=noise)
     model = TD3(toy_env(), config, seed=0, device="cpu").learn(12)
     model.save(tmp_path / "ckpt")  # never fails: the work is saved
     with pytest.raises(CheckpointError, match=r"learning_rate was a Python callable.*config=") as caught:
         TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
-    assert "buffer_size=5000, learning_starts=10, batch_size=8, net_arch=[32, 32]))" in str(caught.value)  # as saved
+    advice = re.search(r"TD3Config\(learning_rate=\.\.\., (.*)\)\)\.$", str(caught.value)).group(1)
+    assert advice == (  # the settings as saved, as Python that TD3Config takes
+        "buffer_size=5000, learning_starts=10, batch_size=8,"
+        " exploration_noise=LinearSchedule(start=0.3, end=0.05, end_fraction=1.0), net_arch=[32, 32]"
+    )
+    assert eval(f"TD3Config({advice})") == config.replace(learning_rate=1e-3)
     assert TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu", config=config).num_steps == 12
     # a config that forgets the saved networks is told so, and not sent back to TD3.load(path) alone
     with pytest.raises(CheckpointError, match=r"config.net_arch is \[400, 300\] here, \[32, 32\] in the checkpoint"):
@@ -217,6 +224,8 @@ def test_a_crash_between_the_renames_is_recovered(tmp_path, small_config):
     model.save(tmp_path / "ckpt")
     (tmp_path / "ckpt").rename(tmp_path / "ckpt.old")  # as if the process died after the first rename
     assert TD3.load(tmp_path / "ckpt", device="cpu").num_steps == 10
+    (tmp_path / "latest").symlink_to(tmp_path / "ckpt")  # a save through the link left ckpt.old, not latest.old
+    assert TD3.load(tmp_path / "latest", device="cpu").num_steps == 10
 
 
 def test_evaluate_and_render_find_the_checkpoint_a_crash_between_the_renames_left(tmp_path, small_config, capsys):

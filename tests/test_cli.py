@@ -182,7 +182,8 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
         (["train", "--env", "NoSuchEnv-v0"], "Cannot make environment 'NoSuchEnv-v0'"),
         (["train", "--batch-size", "0"], "TD3Config.batch_size = 0 is invalid"),
         (["evaluate", "RUN", "--episodes", "0"], "--episodes: takes an integer >= 1"),
-        (["render", "RUN", "--fps", "0"], "--fps: takes an integer >= 1"),
+        (["render", "RUN", "--fps", "0"], "--fps: takes an integer from 1 to 1000"),
+        (["render", "RUN", "--fps", "5000"], "--fps: takes an integer from 1 to 1000"),  # once the episode was recorded
         (["render", "RUN", "--max-steps", "0"], "--max-steps: takes an integer >= 1"),
         (["render", "RUN", "--max-steps", "-3"], "--max-steps: takes an integer >= 1"),
         (["train", "--resume", ""], "--resume: takes a path, not ''"),  # it started a new run of the default preset
@@ -497,7 +498,10 @@ def test_render_writes_beside_a_checkpoint_directory_never_into_it(tmp_path, cap
     assert "checkpoint is a checkpoint directory, which the next save replaces whole" in line
     (run / "checkpoint" / "x.gif").write_bytes(b"GIF89a")  # put there by hand: resuming says so before training
     line = fails(["train", "--resume", str(run), "--steps", "800", "--eval-episodes", "1"], capsys)
-    assert "checkpoint holds more than a td3_steps checkpoint" in line and "x.gif would be lost" in line, line
+    assert (
+        "checkpoint holds x.gif, which no checkpoint holds, and the next save replaces checkpoint/ whole: move it"
+        in line
+    )
     assert TD3.load(run / "checkpoint").num_steps == 700
 
 
@@ -656,10 +660,16 @@ def test_an_entry_point_missing_from_its_module_is_a_user_error(tmp_path, capsys
 
 
 def test_out_may_be_a_symbolic_link_to_where_the_run_goes(tmp_path):
-    """--out naming a link to a folder not made yet was "[Errno 17] File exists"."""
+    """--out naming a link to a folder not made yet was "[Errno 17] File exists"; --force on a run whose
+    checkpoint/ links to another disk stopped at "Cannot call rmtree on a symbolic link", best_policy.pt deleted."""
     (tmp_path / "out").symlink_to(tmp_path / "disk" / "run")
     main(["train", "--out", str(tmp_path / "out"), *HALF])
     assert (tmp_path / "out").is_symlink() and TD3.load(tmp_path / "out" / "checkpoint").num_steps == 650
+    run = tmp_path / "disk" / "run"
+    (run / "checkpoint").rename(tmp_path / "big")
+    (run / "checkpoint").symlink_to(tmp_path / "big")
+    main(["train", "--out", str(run), "--force", "--steps", "700", "--eval-freq", "700", "--eval-episodes", "1"])
+    assert (run / "checkpoint").is_symlink() and TD3.load(tmp_path / "big").num_steps == 700
 
 
 def test_settings_that_waste_the_run_are_named_before_it_starts(tmp_path, capsys, toy_env):

@@ -62,6 +62,17 @@ def test_discrete_actions_are_refused_clearly(small_config, toy_env):
         TD3(toy_env(action_space=spaces.MultiDiscrete([2, 2])), small_config)
 
 
+def test_a_step_that_returns_its_values_in_a_list_is_told_to_return_a_tuple(small_config, toy_env):
+    """A list of 5 was told to split done into terminated and truncated, as an old-gym 4-tuple is."""
+
+    class ListStep(toy_env):
+        def step(self, action):
+            return list(super().step(action))
+
+    with pytest.raises(SpaceError, match=r"ListStep.step\(\) returned its 5 values in a list: gymnasium's API returns"):
+        TD3(ListStep(), small_config)
+
+
 def test_whole_number_actions_are_refused_clearly(small_config, toy_env):
     """A Box of int64 or bool actions trained on, and the env got float actions outside its own space."""
     for dtype in (np.int64, np.bool_):

@@ -70,10 +70,16 @@ def test_a_schedule_that_goes_wrong_between_its_start_and_end_stops_training_wit
     gradient ascent, and a NaN noise sent NaN actions to the env, for a TrainingError to blame the rewards."""
 
     def bad_between(value, bad):
-        return lambda progress: value if progress in (0.0, 1.0) else bad
+        return lambda progress: bad if 0.2 < progress < 0.8 else value  # TD3Config sees the start and the end
 
     for name, value, bad, words in [
-        ("learning_rate", 1e-3, -1e-2, r"TD3Config.learning_rate's schedule gave -0.01 at progress_remaining .*>= 0"),
+        ("learning_rate", 1e-3, -1e-2, r"TD3Config.learning_rate's schedule gave -0.01 at progress_remaining .*> 0"),
+        (
+            "learning_rate",
+            1e-3,
+            0.0,
+            r"TD3Config.learning_rate's schedule gave 0.0 at .*> 0 \(0 at the very end only\)",
+        ),
         ("exploration_noise", 0.1, float("nan"), r"TD3Config.exploration_noise's schedule gave nan .*>= 0 all through"),
     ]:
         model = TD3(toy_env(), toy_config.replace(**{name: bad_between(value, bad)}), seed=0, device="cpu")
@@ -86,7 +92,8 @@ def test_a_learning_rate_may_decay_to_zero_as_stable_baselines3s_linear_schedule
     learning rate is 0 at the very end. A learning rate of 0 all along, or at the start, is still no training."""
     for schedule in (lambda progress_remaining: progress_remaining * 1e-3, LinearSchedule(1e-3, 0.0)):
         TD3(toy_env(), toy_config.replace(learning_rate=schedule), seed=0, device="cpu").learn(30)
-    for zero in (0.0, LinearSchedule(0.0, 1e-3), lambda progress_remaining: 0.0):
+    early_zeros = (LinearSchedule(1e-3, 0.0, end_fraction=0.5), lambda p: 0.0 if p < 0.5 else 1e-3)  # half a run idle
+    for zero in (0.0, LinearSchedule(0.0, 1e-3), lambda progress_remaining: 0.0, *early_zeros):
         with pytest.raises(ConfigError, match="TD3Config.learning_rate"):
             toy_config.replace(learning_rate=zero)
 

@@ -38,8 +38,8 @@ INTO_NEXT_Q = (
 # the reply to the notebook's placeholder, whose y has both problems above and no other: what to work on (the TODO's
 # question), not the answer, which a student's own attempt with one of them still gets
 UNTOUCHED = (
-    "y is still the placeholder's, reward + gamma * next_q: it bootstraps on every row, row 2 (terminated), row 3"
-    " (truncated) and row 4 (both) included, and it carries a gradient back into next_q. Which flag says that s'"
+    "y is still the placeholder's, reward + gamma * next_q: it bootstraps on every row, whatever its flags say (row 2"
+    " is terminated, row 3 truncated, row 4 both), and it carries a gradient back into next_q. Which flag says that s'"
     " has no future, so that the (1 - ?) of the TODO stops the bootstrap there, and how is y built without"
     " gradient? See section 2 (The idea)"
 )

@@ -111,8 +111,9 @@ class TD3:
         # A shared features extractor belongs to the critics and learns from the critic loss alone:
         # actor_update freezes the critics, so the actor's gradient stops at the features.
         actor_parameters = self.actor.net.parameters() if config.share_features_extractor else self.actor.parameters()
-        self.actor_optimizer = adam(actor_parameters, value_at(config.learning_rate, 1.0, "learning_rate"))
-        self.critic_optimizer = adam(self.critics.parameters(), value_at(config.learning_rate, 1.0, "learning_rate"))
+        learning_rate = value_at(config.learning_rate, 1.0, "learning_rate")  # a schedule's start
+        self.actor_optimizer = adam(actor_parameters, learning_rate)
+        self.critic_optimizer = adam(self.critics.parameters(), learning_rate)
         # Step 1: the replay memory.
         self.memory = ReplayMemory(config.buffer_size, obs_shape, action_dim, self.device, obs_dtype)
 

@@ -115,11 +115,13 @@ def check_checkpoint_path(path) -> Path:
                 f"Cannot write a checkpoint directory at {path}: {directory} is a file, where a save puts a"
                 " directory of its own. Move it away, or give the checkpoint another name."
             )
-    for directory, foreign in foreign_files(path).items():
+    foreign = foreign_files(path)
+    if foreign:
+        directory, names = next(iter(foreign.items()))
         raise CheckpointError(
             f"Cannot write a checkpoint directory at {path}: {directory} holds more than a td3_steps checkpoint"
-            f" ({', '.join(sorted(FILES))}), and saving replaces it whole: {', '.join(foreign[:5])}"
-            f"{' ...' if len(foreign) > 5 else ''} would be lost. Move that away, or give a new name, such as"
+            f" ({', '.join(sorted(FILES))}), and saving replaces it whole: {', '.join(names[:5])}"
+            f"{' ...' if len(names) > 5 else ''} would be lost. Move that away, or give a new name, such as"
             f" {path / 'checkpoint'}."
         )
     check_writable(path)
@@ -227,36 +229,39 @@ def find_checkpoint(path) -> Path:
     return old if not path.exists() and old.is_dir() else path
 
 
+READ_ATTEMPTS = 5  # reads of a checkpoint that a save replaces meanwhile
+
+
 def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict, dict, dict | None]:
     """(meta, state, replay memory or None) from a checkpoint directory, verified, with clear errors.
 
     Each file is checked against checksums.json before it is read; memory=False neither reads nor checks
     the replay memory.
     """
-    for attempt in range(READ_ATTEMPTS):
+    for _ in range(READ_ATTEMPTS - 1):
         found = find_checkpoint(path)
         identity = _identity(found)
         try:
-            if not found.exists():
-                raise CheckpointError(f"No checkpoint at {found}: give the directory that TD3.save wrote.")
-            if not found.is_dir():
-                raise CheckpointError(
-                    f"{found} is a file; a td3_steps checkpoint is the directory that TD3.save wrote."
-                )
-            try:
-                return _read_files(found, map_location, memory)
-            except (PermissionError, IsADirectoryError, NotADirectoryError) as error:
-                raise _unreadable(found, error) from error
+            return _read_directory(found, map_location, memory)
         except (CheckpointError, FileNotFoundError):
             # a training saving this checkpoint meanwhile (evaluate or render on a running run) replaced the
             # directory between two of these reads: read the new one, not a mix of the two called damaged
-            if attempt + 1 == READ_ATTEMPTS or _identity(find_checkpoint(path)) == identity:
+            if _identity(find_checkpoint(path)) == identity:
                 raise
             time.sleep(0.05)
-    raise AssertionError("unreachable")
+    return _read_directory(find_checkpoint(path), map_location, memory)
 
 
-READ_ATTEMPTS = 5
+def _read_directory(path: Path, map_location, memory: bool) -> tuple[dict, dict, dict | None]:
+    """read_checkpoint's one reading of the directory `path`."""
+    if not path.exists():
+        raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote.")
+    if not path.is_dir():
+        raise CheckpointError(f"{path} is a file; a td3_steps checkpoint is the directory that TD3.save wrote.")
+    try:
+        return _read_files(path, map_location, memory)
+    except (PermissionError, IsADirectoryError, NotADirectoryError) as error:
+        raise _unreadable(path, error) from error
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

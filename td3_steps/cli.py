@@ -525,7 +525,8 @@ def _check_resumable(run_dir: Path) -> None:
             f"{run_dir} has no {CHECKPOINT}/ to resume from (none was saved, or it was removed): {START_AGAIN}."
         )
     foreign = foreign_files(through_link(run_dir / CHECKPOINT))  # now, not at the first save, an evaluation later
-    for directory, names in foreign.items():
+    if foreign:
+        directory, names = next(iter(foreign.items()))
         raise RunError(
             f"{directory} holds {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}, which no checkpoint holds,"
             f" and the next save replaces {directory.name}/ whole: move {'it' if len(names) == 1 else 'them'} out of"

@@ -39,7 +39,9 @@ class ReplayMemory:
     Preallocated tensors on `device`; once `capacity` transitions are stored, each new one
     overwrites the oldest. `truncated` (the episode was cut by a time limit) is stored
     apart from `terminated` and is never used to stop bootstrapping: a truncated state
-    is not terminal, its value is still r + gamma * Q(s', a').
+    is not terminal, its value is still r + gamma * Q(s', a'). Actions are stored in the
+    environment's own units, as the authors' code stores them (Stable-Baselines3 stores them
+    scaled to [-1, 1]).
 
     Observations may instead keep a shape and dtype of their own: `obs_dim` a shape such as
     (84, 84, 3) and `obs_dtype` torch.uint8 store images at a quarter of float32's memory.

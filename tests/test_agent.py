@@ -159,7 +159,10 @@ def test_train_at_the_end_of_each_episode_as_many_steps_as_collected(small_confi
 def test_train_every_n_steps_with_gradient_steps_minus_one(small_config, toy_env):
     config = small_config.replace(learning_starts=10, batch_size=4, train_freq=(4, "step"), gradient_steps=-1)
     model = TD3(toy_env(), config, seed=0, device="cpu").learn(21)
+    assert model.num_timesteps == 21  # exactly as asked: Stable-Baselines3 would finish the round (24)
     assert model.critic_updates == 2 + 4 + 4  # at steps 12 (steps 11, 12), 16 and 20
+    model.learn(3)  # the round that step 21 began falls at step 24, in this call
+    assert model.critic_updates == 2 + 4 + 4 + 4
 
 
 # ---------------------------------------------------------------- collecting experience

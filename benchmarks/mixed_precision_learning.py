@@ -12,19 +12,10 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from td3_steps import TD3, TD3Config
+from common import add_evaluated_steps, config_or_error, evaluations
 
-
-def evaluations(config: TD3Config, seed: int, steps: int, episodes: int = 10) -> list[tuple[int, float]]:
-    """Train Pendulum-v1 for `steps`; the (step, mean return) of every evaluation (`episodes` each 1,000 steps)."""
-    rows: list[tuple[int, float]] = []
-
-    def log(row: dict) -> None:
-        if "eval_return" in row:
-            rows.append((row["step"], row["eval_return"]))
-
-    TD3("Pendulum-v1", config, seed=seed, device="cpu").learn(steps, eval_freq=1_000, eval_episodes=episodes, log=log)
-    return rows
+from td3_steps import TD3Config
+from td3_steps.cli import at_least
 
 
 def run(config: TD3Config, seed: int, steps: int) -> tuple[float, float]:
@@ -32,18 +23,18 @@ def run(config: TD3Config, seed: int, steps: int) -> tuple[float, float]:
     return values[-1], max(values)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=12_000)
-    parser.add_argument("--net", type=int, nargs="+", help="hidden sizes (default: the pendulum preset's)")
-    parser.add_argument("--batch", type=int, help="batch size (default: the pendulum preset's)")
-    args = parser.parse_args()
+    parser.add_argument("--seeds", type=at_least(0), nargs="+", default=[0, 1, 2])
+    add_evaluated_steps(parser, 12_000)
+    parser.add_argument("--net", type=at_least(1), nargs="+", help="hidden sizes (default: the pendulum preset's)")
+    parser.add_argument("--batch", type=at_least(1), help="batch size (default: the pendulum preset's)")
+    args = parser.parse_args(argv)
     base = TD3Config.from_preset("pendulum")
-    if args.net:
-        base = base.replace(net_arch=tuple(args.net))
-    if args.batch:
-        base = base.replace(batch_size=args.batch)
+    if args.net is not None:
+        base = config_or_error(parser, "--net", base, net_arch=tuple(args.net))
+    if args.batch is not None:
+        base = config_or_error(parser, "--batch", base, batch_size=args.batch)
     print(f"Pendulum-v1, {args.steps} steps, net {base.net_arch}, batch {base.batch_size}\n")
     print("| seed | fp32 final | fp32 best | bf16 final | bf16 best |")
     print("|---|---|---|---|---|")

@@ -15,19 +15,25 @@ beside its own short run.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import sys
 import time
 from pathlib import Path
 
 import torch
+from common import output_file, write_results
 
 from td3_steps import TD3, TD3Config
+from td3_steps.cli import at_least
 from td3_steps.overestimation import estimate_and_true_return
 
 CONFIG = TD3Config.from_preset("pendulum").replace(gamma=0.99, policy_delay=1, target_policy_noise=0.0)
 OUT = Path(__file__).resolve().parent.parent / "td3_steps" / "shipped" / "experiments" / "overestimation.json"
+
+
+def first_measurement(every: int) -> int:
+    """The step of the first measurement: the first multiple of `every` after the random-action warm-up."""
+    return (CONFIG.learning_starts // every + 1) * every
 
 
 def run(n_critics: int, seed: int, steps: int, every: int, n_states: int) -> dict:
@@ -48,15 +54,23 @@ def run(n_critics: int, seed: int, steps: int, every: int, n_states: int) -> dic
     return {"estimate": estimates, "true_return": returns}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=20_000)
-    parser.add_argument("--every", type=int, default=1_000)
-    parser.add_argument("--states", type=int, default=100)
-    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel, one CPU thread each")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
+    parser.add_argument("--seeds", type=at_least(0), nargs="+", default=[0, 1, 2])
+    parser.add_argument("--steps", type=at_least(1), default=20_000, help="environment steps per run")
+    parser.add_argument("--every", type=at_least(1), default=1_000, help="steps between measurements")
+    parser.add_argument("--states", type=at_least(1), default=100, help="states drawn from the memory per measurement")
+    parser.add_argument("--jobs", type=at_least(1), default=1, help="runs in parallel, one CPU thread each")
+    parser.add_argument(
+        "--out", type=output_file, default=str(OUT), help="the JSON file to write (default: the shipped one)"
+    )
+    args = parser.parse_args(argv)
+    first = first_measurement(args.every)
+    if args.steps < first:
+        parser.error(
+            f"--steps: takes an integer >= {first} with --every {args.every} (the first measurement: the first"
+            f" multiple of --every after the {CONFIG.learning_starts} random-action steps), not {args.steps}"
+        )
     jobs = [(n, seed, args.steps, args.every, args.states) for n in (1, 2) for seed in args.seeds]
     start = time.perf_counter()
     with multiprocessing.Pool(args.jobs) as pool:
@@ -65,13 +79,13 @@ def main() -> None:
     for (n, seed, *_), result in zip(jobs, results):
         runs[str(n)][str(seed)] = result
     data = {
-        "command": "python benchmarks/overestimation.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/overestimation.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "config": CONFIG.to_dict(),
         "states_per_checkpoint": args.states,
-        "steps": [step for step in range(args.every, args.steps + 1, args.every) if step > CONFIG.learning_starts],
+        "steps": list(range(first, args.steps + 1, args.every)),
         "runs": runs,
     }
-    args.out.write_text(json.dumps(data, indent=1) + "\n")
+    write_results(args.out, data)
     print(f"wrote {args.out} in {time.perf_counter() - start:.0f} s")
 
 

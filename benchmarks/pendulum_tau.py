@@ -14,30 +14,33 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from mixed_precision_learning import evaluations
+from common import add_evaluated_steps, config_or_error, evaluations
 from time_to_solve import THRESHOLD
 
 from td3_steps import TD3Config
+from td3_steps.cli import at_least
 
 
-def run(tau: float, seed: int, steps: int) -> tuple[int | None, float]:
+def run(config: TD3Config, seed: int, steps: int) -> tuple[int | None, float]:
     """(first step whose evaluation exceeds THRESHOLD, or None; the final evaluation's mean return)."""
-    rows = evaluations(TD3Config.from_preset("pendulum").replace(tau=tau), seed, steps)
+    rows = evaluations(config, seed, steps)
     solved = next((step for step, value in rows if value > THRESHOLD), None)
     return solved, rows[-1][1]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--taus", type=float, nargs="+", default=[0.005, 0.02, 0.05])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--steps", type=int, default=10_000)
-    args = parser.parse_args()
+    parser.add_argument("--seeds", type=at_least(0), nargs="+", default=[0, 1, 2, 3, 4])
+    add_evaluated_steps(parser, 10_000)
+    args = parser.parse_args(argv)
+    preset = TD3Config.from_preset("pendulum")
+    configs = [config_or_error(parser, "--taus", preset, tau=tau) for tau in args.taus]
     print(f"| tau | steps until the evaluation first exceeds {THRESHOLD:.0f} (seeds {', '.join(map(str, args.seeds))}) "
           f"| mean | final evaluation after {args.steps} steps |")  # fmt: skip
     print("|---|---|---|---|")
-    for tau in args.taus:
-        results = [run(tau, seed, args.steps) for seed in args.seeds]
+    for tau, config in zip(args.taus, configs):
+        results = [run(config, seed, args.steps) for seed in args.seeds]
         solved = [s for s, _ in results]
         cells = ", ".join(f"{s}" if s is not None else "not solved" for s in solved)
         mean = f"{statistics.mean(solved):.0f}" if None not in solved else "-"

@@ -12,16 +12,16 @@ to td3_steps/shipped/experiments/policy_delay.json, which notebook 13 plots besi
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import sys
 import time
 from pathlib import Path
 
 import torch
-from mixed_precision_learning import evaluations
+from common import EVAL_FREQ, add_evaluated_steps, evaluations, output_file, write_results
 
 from td3_steps import TD3Config
+from td3_steps.cli import at_least
 
 CONFIG = TD3Config.from_preset("pendulum").replace(tau=0.005)
 DELAYS = (1, 2)
@@ -29,21 +29,23 @@ OUT = Path(__file__).resolve().parent.parent / "td3_steps" / "shipped" / "experi
 
 
 def run(d: int, seed: int, steps: int, episodes: int) -> list[float]:
-    """The evaluation returns of one run, every 1,000 steps."""
+    """The evaluation returns of one run, every EVAL_FREQ steps."""
     torch.set_num_threads(1)
     returns = [round(value, 1) for _, value in evaluations(CONFIG.replace(policy_delay=d), seed, steps, episodes)]
     print(f"d={d} seed={seed}: final evaluation {returns[-1]:.0f}", flush=True)
     return returns
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--steps", type=int, default=10_000)
-    parser.add_argument("--eval-episodes", type=int, default=10, help="episodes per evaluation")
-    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel, one CPU thread each")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
+    parser.add_argument("--seeds", type=at_least(0), nargs="+", default=[0, 1, 2, 3, 4])
+    add_evaluated_steps(parser, 10_000)
+    parser.add_argument("--eval-episodes", type=at_least(1), default=10, help="episodes per evaluation")
+    parser.add_argument("--jobs", type=at_least(1), default=1, help="runs in parallel, one CPU thread each")
+    parser.add_argument(
+        "--out", type=output_file, default=str(OUT), help="the JSON file to write (default: the shipped one)"
+    )
+    args = parser.parse_args(argv)
     jobs = [(d, seed, args.steps, args.eval_episodes) for d in DELAYS for seed in args.seeds]
     start = time.perf_counter()
     with multiprocessing.Pool(args.jobs) as pool:
@@ -52,13 +54,13 @@ def main() -> None:
     for (d, seed, *_), returns in zip(jobs, results):
         runs[str(d)][str(seed)] = returns
     data = {
-        "command": "python benchmarks/policy_delay.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/policy_delay.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "config": CONFIG.to_dict(),
         "eval_episodes": args.eval_episodes,
-        "steps": list(range(1_000, args.steps + 1, 1_000)),
+        "steps": list(range(EVAL_FREQ, args.steps + 1, EVAL_FREQ)),
         "runs": runs,
     }
-    args.out.write_text(json.dumps(data, indent=1) + "\n")
+    write_results(args.out, data)
     print(f"wrote {args.out} in {time.perf_counter() - start:.0f} s")
 
 

@@ -34,6 +34,7 @@ import importlib.util
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -88,6 +89,23 @@ def make_agent(name: str, env_id: str, warmup: int, seed: int, device: str):
     return td3_steps_agent(env_id, warmup, seed, mixed_precision=name == "td3_steps bf16", device=device)
 
 
+# ---------------------------------------------------------------- Stable-Baselines3 and child processes
+# (time_to_solve.py uses them too)
+def require_stable_baselines3(parser: argparse.ArgumentParser) -> None:
+    if importlib.util.find_spec("stable_baselines3") is None:
+        parser.error('Stable-Baselines3 is not installed: pip install -e ".[bench]"')
+
+
+def run_child(command: list[str], what: str, shown: str | None = None) -> str:
+    """Run `command` (shown as `shown`, by default the command itself) and return its stdout; if it fails, exit
+    saying that `what` failed, with the command and the command's own stderr."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        said = done.stderr.rstrip() or "(nothing on stderr)"
+        sys.exit(f"{what} failed (exit status {done.returncode}): {shown or shlex.join(command)}\n{said}")
+    return done.stdout
+
+
 # ---------------------------------------------------------------- whole steps, one fresh process each
 def whole_steps_in_this_process(name: str, env_id: str, warmup: int, steps: int, seed: int, device: str) -> float:
     """learn(warmup + steps), timed from the step that ends the warm-up to the end of learn: steps/s.
@@ -126,10 +144,8 @@ def whole_steps(
             command = [sys.executable, __file__, "--child", name, "--envs", env_id, "--warmup", str(warmup),
                        "--steps", str(steps), "--seed", str(seed), "--threads", str(torch.get_num_threads()),
                        "--device", device]  # fmt: skip
-            done = subprocess.run(command, capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.exit(f"The measurement of {name} on {env_id} failed:\n{done.stderr}")
-            speeds[name].append(json.loads(done.stdout.splitlines()[-1])["steps_per_s"])
+            out = run_child(command, f"The measurement of {name} on {env_id}")
+            speeds[name].append(json.loads(out.splitlines()[-1])["steps_per_s"])
     return speeds
 
 
@@ -239,8 +255,7 @@ def main(argv: list[str] | None = None) -> None:
         problem = env_problem(env_id)
         if problem is not None:
             parser.error(f"--envs: {problem}")
-    if importlib.util.find_spec("stable_baselines3") is None:
-        parser.error('Stable-Baselines3 is not installed: pip install -e ".[bench]"')
+    require_stable_baselines3(parser)
     bf16 = args.bf16 == "yes" or (args.bf16 == "auto" and has_fast_bfloat16(torch.device(args.device)))
     names = list(AGENTS if bf16 else AGENTS[:2])
     untimed = "not timed (--bf16 no)" if args.bf16 == "no" else "not timed (emulated)"

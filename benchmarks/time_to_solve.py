@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import argparse
 import csv
-import subprocess
+import shlex
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from speed import require_stable_baselines3, run_child
+
+from td3_steps.cli import at_least
 
 THRESHOLD = -200.0
 
@@ -55,7 +59,7 @@ def td3_steps_time(seed: int) -> tuple[float | None, int | None, float]:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.time()
         command = [sys.executable, "-m", "td3_steps", "train", "--seed", str(seed), "--out", f"{tmp}/run"]
-        subprocess.run(command, check=True, capture_output=True)
+        run_child(command, f"The td3_steps run of seed {seed}")
         total = time.time() - start
         with open(f"{tmp}/run/metrics.csv", newline="") as f:
             evaluations = [r for r in csv.DictReader(f) if r["eval_return"]]
@@ -70,8 +74,9 @@ def td3_steps_time(seed: int) -> tuple[float | None, int | None, float]:
 
 def sb3_time(seed: int) -> tuple[float | None, int | None]:
     start = time.time()
-    out = subprocess.run([sys.executable, "-c", SB3_RUN, str(start), str(seed)], check=True, capture_output=True,
-                         text=True).stdout  # fmt: skip
+    shown = f"{shlex.quote(sys.executable)} -c SB3_RUN {start} {seed} (SB3_RUN: the script in {Path(__file__).name})"
+    out = run_child([sys.executable, "-c", SB3_RUN, str(start), str(seed)], f"The Stable-Baselines3 run of seed {seed}",
+                    shown)  # fmt: skip
     for line in out.splitlines():
         if line.startswith("solved"):
             _, seconds, steps = line.split()
@@ -79,11 +84,13 @@ def sb3_time(seed: int) -> tuple[float | None, int | None]:
     return None, None
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--skip-sb3", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--seeds", type=at_least(0), nargs="+", default=[0, 1, 2])
+    parser.add_argument("--skip-sb3", action="store_true", help="time td3_steps alone")
+    args = parser.parse_args(argv)
+    if not args.skip_sb3:
+        require_stable_baselines3(parser)
     print("| seed | td3_steps `train` (pendulum preset) | final eval | Stable-Baselines3 (zoo settings) | ratio |")
     print("|---|---|---|---|---|")
     ours, theirs = [], []

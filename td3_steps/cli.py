@@ -819,14 +819,13 @@ def evaluate_command(args: argparse.Namespace) -> None:
 
 
 def render_command(args: argparse.Namespace) -> None:
-    from .render import check_video_path, record_episode, rendering_env, write_video
+    from .render import check_video_path, record_episode, write_video
 
     given = Path(args.run_dir)
     # beside a checkpoint, never in it: a checkpoint directory that holds another file cannot be saved over
     folder = given if given.is_dir() and _checkpoint_dir(args.run_dir) != given else given.parent
     out = check_video_path(args.out or folder / "agent.gif")
     model = _agent(args.run_dir, args.device)
-    env = rendering_env(model.env_id)
-    frames, total = record_episode(model, env, args.max_steps)
+    frames, total = record_episode(model, model.env_id, args.max_steps)
     write_video(frames, out, args.fps)
     print(f"Wrote {out} ({len(frames)} frames, return {total:.1f})")

@@ -170,8 +170,14 @@ def device_problem(where: str, owner: str, tensors: dict) -> Exception | None:
 
 
 def generator_problem(where: str, generator, device: torch.device, holder: str) -> Exception | None:
-    """A ValueError when `generator` is a torch.Generator that draws on another kind of device than `device`,
-    where `holder` ("the actions are", "the memory is") is: torch cannot draw there with it."""
+    """A TypeError when `generator` is neither None nor a torch.Generator; a ValueError when it draws on another
+    kind of device than `device`, where `holder` ("the actions are", "the memory is") is: torch cannot draw there
+    with it."""
+    if generator is not None and not isinstance(generator, torch.Generator):
+        return TypeError(
+            f"{where}: generator must be a torch.Generator or None, got {generator!r:.80}:"
+            " torch.Generator().manual_seed(seed) makes one."
+        )
     if isinstance(generator, torch.Generator) and generator.device.type != device.type:
         return ValueError(
             f"{where}: the generator draws on {generator.device} and {holder} on {device}:"

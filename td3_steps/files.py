@@ -5,6 +5,8 @@ A crash, a kill or a full disk while writing leaves the old file or the whole ne
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Callable
@@ -30,11 +32,17 @@ def check_parents(path) -> None:
 
 
 def check_file_path(path) -> Path:
-    """`path` as a Path, if a file can be written there: not a directory, and no file among the directories above it."""
+    """`path` as a Path, if a file can be written there: not a directory, not a device, pipe or socket (a rename
+    would put a plain file in its place: /dev/null among them), and no file among the directories above it."""
     path = as_path(path, "The file to write")
     if path.is_dir():
         raise IsADirectoryError(
             f"Cannot write the file {path}: it is a directory. Give a file name (in it, or beside it)."
+        )
+    if path.exists() and not path.is_file():
+        raise ValueError(
+            f"Cannot write the file {path}: it is a device, a pipe or a socket, which a file written there would"
+            " replace. Give the path of a file."
         )
     check_parents(path)
     return path
@@ -111,9 +119,12 @@ def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:
         write_synced(tmp, write)
         os.replace(tmp, file)
     except BaseException as error:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a failed clean-up (read-only disk, a directory named so) hides nothing
+            tmp.unlink(missing_ok=True)
         if isinstance(error, OSError) and error.errno is not None:  # named by the file asked for, not the .tmp
-            raise type(error)(error.errno, f"Cannot write {file}: {error.strerror}") from error
+            at_tmp = error.filename == str(tmp) and error.errno in (errno.EISDIR, errno.ENAMETOOLONG)
+            where = f" (at {tmp}, which is written first and renamed over it)" if at_tmp else ""
+            raise type(error)(error.errno, f"Cannot write {file}: {error.strerror}{where}") from error
         raise
 
 

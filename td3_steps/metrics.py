@@ -5,11 +5,20 @@ from __future__ import annotations
 import csv
 import io
 import math
+import numbers
 from pathlib import Path
 
 import torch
 
-from .files import as_path, check_directory_path, write_atomically, write_text_atomically
+from .counts import is_count
+from .files import (
+    as_path,
+    check_directory_path,
+    check_file_path,
+    check_writable,
+    write_atomically,
+    write_text_atomically,
+)
 
 COLUMNS = [
     "step",
@@ -26,8 +35,9 @@ COLUMNS = [
 
 
 def check_row(row) -> None:
-    """A metrics row is a dict with the key "step" and others of COLUMNS (a CSV's columns are fixed): else a
-    ValueError naming the keys, before any log writes part of it."""
+    """A metrics row is a dict with the key "step", a whole number, and others of COLUMNS (a CSV's columns are
+    fixed) holding plain numbers: else an error naming the key, before any log writes part of it (a tensor or None
+    written to metrics.csv would make it unreadable)."""
     if not isinstance(row, dict) or "step" not in row or not row.keys() <= set(COLUMNS):
         others = sorted(map(str, row.keys() - set(COLUMNS))) if isinstance(row, dict) else []
         raise ValueError(
@@ -35,6 +45,18 @@ def check_row(row) -> None:
             f" (the columns of metrics.csv){'; not ' + ', '.join(others) if others else ''}, got {row!r:.120}."
             " Log a measure of your own to a file or writer of your own, from the callback."
         )
+    if not is_count(row["step"], 0):
+        raise ValueError(f"log_metrics: 'step' must be a whole number >= 0, the environment step; got {row['step']!r}.")
+    name, value = next(((k, v) for k, v in row.items() if not _is_number(v)), (None, None))
+    if name is not None:
+        raise TypeError(
+            f"log_metrics: {name!r} must be a number (an int or a float), got {value!r:.80}."
+            + (" Read a tensor's number first: value.item()." if isinstance(value, torch.Tensor) else "")
+        )
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class TrainingError(RuntimeError):
@@ -129,19 +151,31 @@ class MetricsCSV:
 
     An episode's row holds its return and the mean losses and Q-values of the updates
     since the previous row; an evaluation's row holds eval_return and eval_return_std.
-    Opening with `resume_from_step` drops the rows written after that step (those of
-    a run that went on past its last checkpoint), so a resumed run's CSV has no duplicates,
-    and a last row cut short by a crash. That rewrite is atomic (td3_steps.files): a crash
-    during it leaves the old file, never an empty one.
+    `learn` tells it the step it begins at (`begin`), which drops the rows written after that
+    step: a new agent's learn starts the file afresh, an agent's next learn goes on with its
+    rows (a new MetricsCSV of the same file included), and a run resumed from a checkpoint
+    (`resume_from_step`, at once) loses the rows of the steps it takes again, and a last row
+    cut short by a crash. That rewrite is atomic (td3_steps.files): a crash during it leaves
+    the old file, never an empty one. A file that is not a metrics file is refused, not
+    written over.
     """
 
     def __init__(self, path, resume_from_step: int | None = None):
-        self.path = as_path(path, "The metrics file")
-        if resume_from_step is not None and self.path.exists():
-            kept = [row for row in read_rows(self.path) if _whole(row) and int(row["step"]) <= resume_from_step]
-            self._rewrite(kept)
-        else:
+        self.path = check_file_path(as_path(path, "The metrics file"))
+        if not is_metrics_file(self.path):
+            if self.path.exists() and self.path.stat().st_size:
+                raise FileExistsError(
+                    f"{self.path} is not a td3_steps metrics file, and MetricsCSV would write over it. Choose"
+                    " another path, or delete it first."
+                )
             self._rewrite([])
+        if resume_from_step is not None:
+            self.begin(resume_from_step)
+
+    def begin(self, step: int) -> None:
+        """Keep the whole rows up to `step` (the agent's num_timesteps where learn begins) and drop the others."""
+        rows = read_rows(self.path)
+        self._rewrite([row for row in rows if _whole(row) and row["step"].isdigit() and int(row["step"]) <= step])
 
     def _rewrite(self, rows: list[dict]) -> None:
         text = io.StringIO()
@@ -157,6 +191,14 @@ class MetricsCSV:
     def last_time(self) -> float:
         times = [float(r["time_s"]) for r in read_rows(self.path) if r.get("time_s")]
         return times[-1] if times else 0.0
+
+
+def learn_logs(log, tensorboard, step: int) -> list:
+    """Where learn, beginning at `step`, sends its rows: `log` and TensorBoard (either may be None); a MetricsCSV
+    is told where learn begins."""
+    if isinstance(log, MetricsCSV):
+        log.begin(step)
+    return [f for f in (log, tensorboard) if f is not None]
 
 
 class TensorBoardLog:
@@ -208,9 +250,11 @@ def _whole(row: dict) -> bool:
 
 
 def _format(value) -> str:
-    if isinstance(value, float):
-        return "" if math.isnan(value) else f"{value:.6g}"
-    return str(value)
+    """A cell of metrics.csv: a whole number as it is, a float to 6 significant digits, NaN (no update since the
+    last row) blank."""
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    return "" if math.isnan(value) else f"{float(value):.6g}"
 
 
 def is_metrics_file(path) -> bool:
@@ -228,12 +272,23 @@ def read_rows(path) -> list[dict]:
 
 
 def read_metrics(path) -> dict[str, list[tuple[int, float]]]:
-    """Each column as a list of (step, value) pairs, blank cells left out."""
+    """Each column as a list of (step, value) pairs, blank cells left out; an error naming the file where it is
+    none of MetricsCSV's, and the line of a cell that holds no number."""
+    path = as_path(path, "The metrics file")
+    if not is_metrics_file(path):
+        if not path.is_file():
+            raise FileNotFoundError(f"No metrics file at {path}.")
+        raise ValueError(f"{path} is not a td3_steps metrics file: its first line is not {','.join(COLUMNS)}.")
     series: dict[str, list[tuple[int, float]]] = {name: [] for name in COLUMNS[1:]}
-    for row in read_rows(path):
+    for line, row in enumerate(read_rows(path), start=2):
         for name in series:
             if row.get(name):
-                series[name].append((int(row["step"]), float(row[name])))
+                try:
+                    series[name].append((int(row["step"]), float(row[name])))
+                except (TypeError, ValueError):
+                    raise ValueError(
+                        f"{path}, line {line}: step {row['step']!r} and {name} {row[name]!r} must be numbers."
+                    ) from None
     return series
 
 
@@ -247,16 +302,33 @@ def best_evaluation_step(evaluations: dict[int, tuple[float, float]]) -> int:
 
     The actor of that evaluation is the one `python -m td3_steps train` keeps as best_policy.pt.
     """
+    if not evaluations:
+        raise ValueError("best_evaluation_step: there are no evaluations yet (train with evaluations first).")
     return max(evaluations, key=lambda step: (evaluations[step][0], step))
 
 
-def plot_learning_curve(csv_path, png_path, title: str = "", reference: float | None = None) -> None:
-    """Episode returns (thin), evaluation returns with their std (bold), and the Q-value means."""
+def plot_learning_curve(csv_path, image_path, title: str = "", reference: float | None = None) -> None:
+    """Episode returns (thin), evaluation returns with their std (bold), and the Q-value means, drawn in the
+    format of `image_path`'s suffix (.png, .svg, .pdf, ...)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.backend_bases import FigureCanvasBase
 
+    image_path = check_file_path(image_path)
+    image_format = image_path.suffix[1:].lower()
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if image_format not in formats:
+        raise ValueError(
+            f"plot_learning_curve draws {', '.join('.' + f for f in formats)} files; {image_path} has none of"
+            " these suffixes."
+        )
+    if reference is not None and not _is_number(reference):
+        raise TypeError(
+            f"plot_learning_curve: reference must be a number (a return to draw a line at), got {reference!r:.80}."
+        )
+    check_writable(image_path)
     series = read_metrics(csv_path)
     fig, (ax, ax_q) = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, height_ratios=[3, 1.4])
     if series["episode_return"]:
@@ -284,5 +356,5 @@ def plot_learning_curve(csv_path, png_path, title: str = "", reference: float | 
     if series["q1_mean"]:
         ax_q.legend(fontsize=8)
     fig.tight_layout()
-    write_atomically(png_path, lambda f: fig.savefig(f, format="png", dpi=100))
+    write_atomically(image_path, lambda f: fig.savefig(f, format=image_format, dpi=100))
     plt.close(fig)

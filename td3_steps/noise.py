@@ -22,9 +22,10 @@ import math
 
 import torch
 
+from .config import NOISE_TYPES
 from .counts import is_count, is_number
 from .devices import resolve_device
-from .failures import explain_failures, tensor_problem
+from .failures import explain_failures, generator_problem, tensor_problem
 
 
 class GaussianNoise:
@@ -97,7 +98,11 @@ def make_noise(
     """The acting noise TD3Config.noise_type names, for `size` action dimensions on `device`."""
     if noise_type == "ornstein-uhlenbeck":
         return OrnsteinUhlenbeckNoise(size, theta, device=device)
-    return GaussianNoise()
+    if noise_type == "normal":
+        return GaussianNoise()
+    raise ValueError(
+        f"make_noise: noise_type must be one of {', '.join(map(repr, NOISE_TYPES))}, got {noise_type!r:.80}."
+    )
 
 
 # What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
@@ -106,4 +111,6 @@ def make_noise(
 @GaussianNoise.__call__.problem
 @OrnsteinUhlenbeckNoise.__call__.problem
 def _scale_problem(self, scale, generator) -> Exception | None:
-    return tensor_problem(type(self).__name__, "scale", scale, "sigma_explore times each action dimension's half-range")
+    where = type(self).__name__
+    problem = tensor_problem(where, "scale", scale, "sigma_explore times each action dimension's half-range")
+    return problem or generator_problem(where, generator, scale.device, "the scale is")

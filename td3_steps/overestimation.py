@@ -19,19 +19,19 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from .counts import is_number
+from .counts import is_count, is_number
 
 # Pendulum-v1's largest cost per step: pi^2 + 0.1 * 8^2 + 0.001 * 2^2 (angle, speed, torque).
 PENDULUM_MAX_COST = math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2
 
 
 def rollout_horizon(gamma: float, tolerance: float = 1.0) -> int:
-    """The smallest H whose left-out tail, at most gamma^H * max_cost / (1 - gamma), is <= tolerance."""
+    """The smallest H >= 0 whose left-out tail, at most gamma^H * max_cost / (1 - gamma), is <= tolerance."""
     if not (is_number(gamma) and 0 < gamma < 1):
         raise ValueError(f"gamma must be in (0, 1) for a finite horizon, got {gamma!r}.")
     if not (is_number(tolerance) and tolerance > 0):
         raise ValueError(f"tolerance must be a number > 0 (the return left out), got {tolerance!r}.")
-    return math.ceil(math.log(tolerance * (1 - gamma) / PENDULUM_MAX_COST) / math.log(gamma))
+    return max(0, math.ceil(math.log(tolerance * (1 - gamma) / PENDULUM_MAX_COST) / math.log(gamma)))
 
 
 def true_discounted_return(actor: torch.nn.Module, obs: torch.Tensor, gamma: float, horizon: int) -> np.ndarray:
@@ -64,6 +64,8 @@ def estimate_and_true_return(
     """(Q_1(s, pi(s)), G(s)) for `n_states` states drawn uniformly from a Pendulum-v1 agent's memory."""
     if model.env_id != "Pendulum-v1":
         raise ValueError(f"estimate_and_true_return sets Pendulum-v1's state; this agent acts in {model.env_id!r}.")
+    if not is_count(n_states, 1):
+        raise ValueError(f"estimate_and_true_return: n_states must be a whole number >= 1, got {n_states!r:.80}.")
     obs = model.memory.sample(n_states, generator).obs
     with torch.no_grad():
         estimate = model.critics.q1(obs, model.actor(obs))[:, 0].cpu().numpy()

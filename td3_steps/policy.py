@@ -115,11 +115,6 @@ class Policy:
         self.noise = noise if noise is not None else GaussianNoise()
         if generator is None:
             generator = torch.Generator(self.device).manual_seed(derived_seed(0, ACTING))
-        if not isinstance(generator, torch.Generator):
-            raise TypeError(
-                f"generator is the torch.Generator the acting noise is drawn from, or None, got {generator!r:.80}:"
-                " torch.Generator().manual_seed(seed) makes one."
-            )
         problem = generator_problem("Policy", generator, self.device, "the actor acts")
         if problem is not None:
             raise problem

@@ -44,7 +44,11 @@ def pretrain(
     """
     _check_options(epochs, batch_size, validation_fraction, learning_rate)
     observations = _array(observations)
-    if np.size(observations) == 0:
+    try:
+        empty = np.size(observations) == 0
+    except ValueError:  # numpy's "inhomogeneous shape"
+        raise ValueError(f"pretrain: observations are not all of one shape: {observations!r:.80}.") from None
+    if empty:
         raise ValueError("pretrain: no pairs given: observations and actions must hold at least one each.")
     obs = torch.as_tensor(stored_observations(model.observation_space, observations), device=model.device)
     n = len(obs)
@@ -113,8 +117,14 @@ def _array(values):
 
 def _expert_actions(model, actions, n: int) -> torch.Tensor:
     """The expert's actions as an (n, action_dim) tensor on the device, checked against the shape and bounds."""
-    expert = np.asarray(actions, dtype=np.float32)
     shape = model.action_space.shape
+    try:
+        expert = np.asarray(actions, dtype=np.float32)
+    except (TypeError, ValueError):  # strings, a dict, rows of different lengths
+        raise ValueError(
+            f"pretrain: actions must be numbers in one array shaped (n, {', '.join(map(str, shape))}), got"
+            f" {actions!r:.80}."
+        ) from None
     if expert.shape != (n, *shape):
         raise ValueError(f"pretrain: actions must be shaped ({n}, {', '.join(map(str, shape))}) to match the"
                          f" {n} observations, got {expert.shape}.")  # fmt: skip

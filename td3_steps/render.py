@@ -17,7 +17,8 @@ from .seeding import check_seed
 
 def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[list[np.ndarray], float]:
     """Frames of one deterministic episode of `model` in `env`, and its return; `env` is an env id, or an env made
-    with render_mode='rgb_array' (make_env(env_id, render_mode="rgb_array")). The env is closed at the end."""
+    with render_mode='rgb_array' (make_env(env_id, render_mode="rgb_array")). An env made from an id is closed at
+    the end; an env given stays open, to record again or close."""
     if not callable(getattr(model, "predict", None)):
         raise TypeError(f"record_episode records a model with predict(obs), a TD3 or a Policy; got {model!r:.80}.")
     if not is_count(max_steps, 1):
@@ -25,7 +26,11 @@ def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[lis
     seed = check_seed(seed)
     if isinstance(env, str):
         env = rendering_env(env)
-    elif getattr(env, "render_mode", None) != "rgb_array":
+        try:
+            return record_episode(model, env, max_steps, seed)
+        finally:
+            env.close()
+    if getattr(env, "render_mode", None) != "rgb_array":
         raise ValueError(
             "record_episode needs an env that renders frames: pass its id, or make it with"
             f" make_env(env_id, render_mode='rgb_array'); got {env!r:.80}."
@@ -39,7 +44,6 @@ def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[lis
         frames.append(env.render())
         if terminated or truncated:
             break
-    env.close()
     return frames, total
 
 
@@ -80,19 +84,21 @@ def check_video_path(path) -> Path:
 
 
 def check_frames(frames) -> None:
-    """A ValueError unless `frames` is a non-empty list of RGB images, uint8 arrays (H, W, 3), all of one shape."""
+    """A ValueError unless `frames` is a non-empty list of RGB images, uint8 arrays (H, W, 3), all of one shape,
+    at least 1 x 1."""
     if isinstance(frames, (list, tuple)) and frames:
         first = frames[0]
         shape = getattr(first, "shape", None)
         if all(isinstance(f, np.ndarray) and f.dtype == np.uint8 and f.shape == shape for f in frames) and (
-            len(shape) == 3 and shape[2] == 3
+            len(shape) == 3 and shape[2] == 3 and min(shape) > 0
         ):
             return
         got = f"{len(frames)} frames, the first of shape {shape} and dtype {getattr(first, 'dtype', None)}"
     else:
         got = f"{frames!r:.80}"
     raise ValueError(
-        "write_video takes a non-empty list of RGB frames, uint8 arrays of one shape (H, W, 3) as env.render()"
+        "write_video takes a non-empty list of RGB frames, uint8 arrays of one shape (H, W, 3), H and W at least 1,"
+        " as env.render()"
         f" gives them in rgb_array mode; got {got}. Floats in [0, 1] convert with (frame * 255).astype(np.uint8)."
     )
 

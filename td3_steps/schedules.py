@@ -56,15 +56,19 @@ SCHEDULES = {"linear": LinearSchedule}
 
 def schedule_from_dict(data: dict) -> LinearSchedule:
     """The schedule that `to_dict` described."""
-    data = dict(data)
+    data = dict(data) if isinstance(data, dict) else {}
     kind = data.pop("schedule", None)
-    if not isinstance(kind, str) or kind not in SCHEDULES:
-        said = "no 'schedule' key" if kind is None else f"'schedule': {kind!r}"
-        raise ValueError(
-            f"a schedule is a dict whose 'schedule' names its kind ({', '.join(map(repr, SCHEDULES))}) beside that"
-            f" kind's arguments, as to_dict() gives, e.g. {LinearSchedule(1e-3, 1e-4).to_dict()}; this one has {said}"
-        )
-    return SCHEDULES[kind](**data)
+    if isinstance(kind, str) and kind in SCHEDULES:
+        try:
+            return SCHEDULES[kind](**data)
+        except TypeError as error:  # arguments missing, or not that kind's
+            said = str(error)
+    else:
+        said = "no 'schedule' key" if kind is None else f"'schedule': {kind!r:.80}"
+    raise ValueError(
+        f"a schedule is a dict whose 'schedule' names its kind ({', '.join(map(repr, SCHEDULES))}) beside that"
+        f" kind's arguments, as to_dict() gives, e.g. {LinearSchedule(1e-3, 1e-4).to_dict()}; this one has {said}"
+    )
 
 
 def value_at(value: float | Callable[[float], float], progress_remaining: float, name: str) -> float:

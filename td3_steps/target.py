@@ -126,8 +126,6 @@ def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> E
     problem = device_problem(where, "the actions'", {"action": action, "low": low, "high": high})
     if problem is not None:
         return problem
-    if generator is not None and not isinstance(generator, torch.Generator):
-        return TypeError(f"{where}: generator must be a torch.Generator or None; got {type(generator).__name__}.")
     return generator_problem(where, generator, action.device, "the actions are")
 
 

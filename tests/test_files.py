@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 import td3_steps.files
+import td3_steps.render
 from td3_steps import TD3, EvalCallback, Policy, make_env
 from td3_steps.files import write_atomically, write_text_atomically
 from td3_steps.render import check_video_path, record_episode, write_video
@@ -35,6 +36,32 @@ def test_a_failed_write_names_the_file_asked_for_not_its_temporary_one(tmp_path,
     monkeypatch.setattr(td3_steps.files, "write_synced", refused)
     with pytest.raises(PermissionError, match=r"Cannot write .*run.json: Permission denied$"):
         write_text_atomically(tmp_path / "run.json", "new")
+
+
+def test_a_failed_clean_up_hides_nothing_and_a_blocked_temporary_file_is_named(tmp_path, monkeypatch):
+    (tmp_path / "run.json.tmp").mkdir()  # left by someone: the temporary file cannot be made
+    with pytest.raises(IsADirectoryError, match=r"Cannot write .*run.json: Is a directory \(at .*run.json.tmp"):
+        write_text_atomically(tmp_path / "run.json", "new")
+
+    def no_space(file, write):
+        raise OSError(28, "No space left on device", str(file))
+
+    def read_only(self, missing_ok=False):  # as unlink on a read-only disk does, even for a missing file
+        raise OSError(30, "Read-only file system", str(self))
+
+    monkeypatch.setattr(td3_steps.files, "write_synced", no_space)
+    monkeypatch.setattr(Path, "unlink", read_only)
+    with pytest.raises(OSError, match=r"Cannot write .*metrics.csv: No space left on device$"):
+        write_text_atomically(tmp_path / "metrics.csv", "new")
+
+
+def test_a_device_or_pipe_is_refused_not_replaced_by_a_file(tmp_path):
+    path = tmp_path / "fifo"  # as /dev/null would be, which a test must not risk
+    os.mkfifo(path)
+    kind = path.stat().st_mode
+    with pytest.raises(ValueError, match="a device, a pipe or a socket"):
+        write_text_atomically(path, "x")
+    assert path.stat().st_mode == kind and not path.with_name(path.name + ".tmp").exists()
 
 
 def test_a_directory_that_takes_no_new_files_is_named_before_a_checkpoint_is_begun(tmp_path, monkeypatch):
@@ -183,14 +210,22 @@ def test_an_mp4_is_written_whole(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.mp4", "bin", "bin2", "broken-ffmpeg"]
 
 
-def test_record_episode_takes_an_env_id_or_a_rendering_env_and_says_so(small_config):
+def test_record_episode_takes_an_env_id_or_a_rendering_env_and_says_so(small_config, monkeypatch):
     """Notebook 15 records with these. An env made without render_mode="rgb_array" gave frames of None, which
     write_video then failed on; max_steps=0 and a model without predict gave Python's errors."""
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     frames, total = record_episode(model, "Pendulum-v1", max_steps=3)
-    again, same_total = record_episode(model, make_env("Pendulum-v1", render_mode="rgb_array"), max_steps=3)
+    env = make_env("Pendulum-v1", render_mode="rgb_array")
+    again, same_total = record_episode(model, env, max_steps=3)
     assert len(frames) == 4 and frames[0].shape[2] == 3 and total == same_total
     assert all(np.array_equal(a, b) for a, b in zip(frames, again))
+    closed = []
+    env.close = lambda: closed.append(env)  # a Bullet env, once closed, has no physics server to record with
+    record_episode(model, env, max_steps=3)
+    assert closed == []  # an env given stays open, to record again; one made from an id is closed
+    monkeypatch.setattr(td3_steps.render, "rendering_env", lambda env_id: env)
+    record_episode(model, "Pendulum-v1", max_steps=3)
+    assert closed == [env]
     with pytest.raises(ValueError, match=r"needs an env that renders frames: pass its id, or make it with"):
         record_episode(model, make_env("Pendulum-v1"))
     with pytest.raises(ValueError, match=r"max_steps must be a whole number >= 1, got 0\."):
@@ -203,6 +238,7 @@ def test_record_episode_takes_an_env_id_or_a_rendering_env_and_says_so(small_con
     ("frames", "fps", "words"),
     [([], 10, r"got \[\]\."), ([np.zeros((8, 8, 3))], 10, r"got 1 frames, the first of shape \(8, 8, 3\) and dtype float64"),
      ([np.zeros((8, 8), np.uint8)], 10, r"the first of shape \(8, 8\)"),
+     ([np.zeros((0, 0, 3), np.uint8)], 10, r"H and W at least 1.*the first of shape \(0, 0, 3\)"),
      ([np.zeros((8, 8, 3), np.uint8), np.zeros((9, 8, 3), np.uint8)], 10, r"got 2 frames"),
      ("frames", 10, r"got 'frames'"), ([np.zeros((8, 8, 3), np.uint8)], 0, r"fps must be a number from 0.01 to 1000"), ([np.zeros((8, 8, 3), np.uint8)], 1e-4, r"fps must be a number from 0.01"),
      ([np.zeros((8, 8, 3), np.uint8)], None, r"fps must be a number from 0.01 to 1000")],

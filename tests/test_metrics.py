@@ -12,7 +12,14 @@ import td3_steps.agent
 import td3_steps.files
 from td3_steps import TD3, TrainingError
 from td3_steps.checkpoint import CheckpointError
-from td3_steps.metrics import MetricsCSV, UpdateStats, plot_learning_curve, read_rows
+from td3_steps.metrics import (
+    MetricsCSV,
+    UpdateStats,
+    best_evaluation_step,
+    plot_learning_curve,
+    read_metrics,
+    read_rows,
+)
 
 
 def _record(stats, critic_losses, actor_every=2):
@@ -103,6 +110,75 @@ def test_a_row_cut_short_by_a_crash_is_dropped_on_resume(tmp_path):
         f.write("2")  # the start of step 200's row, when the process died
     MetricsCSV(path, resume_from_step=100)
     assert [row["step"] for row in read_rows(path)] == ["100"]
+
+
+def test_learn_again_with_a_new_metrics_csv_goes_on_with_its_rows_and_a_new_agent_starts_afresh(tmp_path, toy_env,
+                                                                                                toy_config):  # fmt: skip
+    path = tmp_path / "metrics.csv"
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(10, log=MetricsCSV(path))
+    model.learn(10, log=MetricsCSV(path))  # the cell run again for more steps, or after an interrupt
+    assert [row["step"] for row in read_rows(path)] == ["5", "10", "15", "20"]  # episodes of 5 steps
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(5, log=MetricsCSV(path))
+    assert [row["step"] for row in read_rows(path)] == ["5"]
+
+
+def test_a_file_that_is_not_a_metrics_file_is_not_written_over(tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_text("seed,return\n0,-150\n")
+    with pytest.raises(FileExistsError, match="not a td3_steps metrics file"):
+        MetricsCSV(path)
+    assert path.read_text() == "seed,return\n0,-150\n"
+    with pytest.raises(ValueError, match="results.csv is not a td3_steps metrics file"):
+        read_metrics(path)
+
+
+@pytest.mark.parametrize(
+    ("row", "error", "words"),
+    [({"step": 5, "eval_return": torch.tensor(-3.0)}, TypeError, r"'eval_return' must be a number.*value.item\(\)"),
+     ({"step": 5, "eval_return": None}, TypeError, "'eval_return' must be a number"),
+     ({"step": 5, "eval_return": True}, TypeError, "'eval_return' must be a number"),
+     ({"step": 5, "eval_return": [1.0]}, TypeError, "'eval_return' must be a number"),
+     ({"step": 5.5, "eval_return": 1.0}, ValueError, "'step' must be a whole number"),
+     ({"step": -1, "eval_return": 1.0}, ValueError, "'step' must be a whole number")],
+)  # fmt: skip
+def test_log_metrics_refuses_a_value_that_would_spoil_the_csv(tmp_path, toy_env, toy_config, row, error, words):
+    path = tmp_path / "metrics.csv"
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu")
+    with pytest.raises(error, match=words):
+        model.learn(5, log=MetricsCSV(path), callback=lambda m: m.log_metrics(row))
+    assert read_metrics(path)["eval_return"] == []  # the file still reads
+
+
+def test_numpy_numbers_are_written_as_numbers_and_nan_as_a_blank(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "metrics.csv"
+    MetricsCSV(path)({"step": np.int64(5), "eval_return": np.float32(-1.5), "critic_loss": np.float32("nan")})
+    row = read_rows(path)[0]
+    assert (row["step"], row["eval_return"], row["critic_loss"]) == ("5", "-1.5", "")
+
+
+def test_a_cell_that_holds_no_number_is_named_with_its_line(tmp_path):
+    path = tmp_path / "metrics.csv"
+    MetricsCSV(path)({"step": 5, "eval_return": -1.0})
+    with open(path, "a") as f:
+        f.write("10,,,abc,,,,,,\n")
+    with pytest.raises(ValueError, match=r"metrics.csv, line 3: step '10' and eval_return 'abc' must be numbers"):
+        read_metrics(path)
+    with pytest.raises(ValueError, match="no evaluations yet"):
+        best_evaluation_step({})
+
+
+def test_the_learning_curve_is_drawn_in_its_suffix_s_format_and_checked_first(tmp_path):
+    path = tmp_path / "metrics.csv"
+    MetricsCSV(path)({"step": 100, "episode_return": -1.0, "eval_return": -2.0})
+    plot_learning_curve(path, tmp_path / "curve.svg")
+    assert (tmp_path / "curve.svg").read_text().lstrip().startswith("<?xml")
+    with pytest.raises(ValueError, match=r"draws .*\.png.*curve.txt has none"):
+        plot_learning_curve(path, tmp_path / "curve.txt")
+    with pytest.raises(TypeError, match="reference must be a number"):
+        plot_learning_curve(path, tmp_path / "curve.png", reference="x")
+    assert not (tmp_path / "curve.png").exists()
 
 
 def test_tensorboard_gets_the_csv_column_names(tmp_path, monkeypatch, toy_env, toy_config):

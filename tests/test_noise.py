@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from td3_steps import TD3, GaussianNoise, OrnsteinUhlenbeckNoise, TD3Config
+from td3_steps.noise import make_noise
 
 
 def test_gaussian_noise_draws_what_the_agent_always_drew():
@@ -59,6 +60,15 @@ def test_noise_names_a_wrong_device_or_scale():
     for noise, scale in ((GaussianNoise(), 0.1), (OrnsteinUhlenbeckNoise(1), [0.1])):
         with pytest.raises(TypeError, match=rf"{type(noise).__name__}: scale must be a torch.Tensor.*got an object of"):
             noise(scale)
+        with pytest.raises(TypeError, match=rf"{type(noise).__name__}: generator must be a torch.Generator or None"):
+            noise(torch.full((1,), 0.1), generator="x")  # was torch's list of randn's signatures
+
+
+def test_make_noise_refuses_a_noise_type_it_does_not_know():
+    assert isinstance(make_noise("normal", 2), GaussianNoise)
+    for wrong in ("ou", "Ornstein-Uhlenbeck", None):  # each made a Gaussian noise without a word
+        with pytest.raises(ValueError, match=r"noise_type must be one of 'normal', 'ornstein-uhlenbeck'"):
+            make_noise(wrong, 2)
 
 
 def test_an_agent_with_an_ornstein_uhlenbeck_theta_that_diverges_is_refused_when_it_is_made(small_config):

@@ -35,6 +35,7 @@ def test_the_horizon_leaves_out_at_most_the_tolerance():
         left_out = [gamma**h * PENDULUM_MAX_COST / (1 - gamma) for h in (horizon, horizon - 1)]
         assert left_out[0] <= 1.0 < left_out[1]
     assert rollout_horizon(0.99) == 736
+    assert rollout_horizon(0.99, tolerance=1e300) == 0  # the whole return is within it: was -67995
     with pytest.raises(ValueError, match="gamma"):
         rollout_horizon(1.0)
     for tolerance in (0, -1.0, "1"):  # 0 was a "math domain error"
@@ -62,6 +63,13 @@ def test_only_pendulum_agents_are_measured():
     agent.learn(20)
     with pytest.raises(ValueError, match="Pendulum-v1"):
         estimate_and_true_return(agent, 4, torch.Generator().manual_seed(0))
+
+
+def test_estimate_and_true_return_takes_a_count_of_states():
+    agent = TD3("Pendulum-v1", TD3Config(learning_starts=10, net_arch=(8,)), seed=0, device="cpu").learn(20)
+    for wrong in (0, -1, 2.5):  # 0 was numpy's "need at least one array to stack"
+        with pytest.raises(ValueError, match="n_states must be a whole number >= 1"):
+            estimate_and_true_return(agent, wrong, torch.Generator().manual_seed(0))
 
 
 @pytest.mark.parametrize("name, runs", [("overestimation", ("1", "2")), ("policy_delay", ("1", "2"))])

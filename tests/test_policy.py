@@ -219,7 +219,9 @@ def test_a_noise_or_generator_of_another_kind_is_refused_when_the_policy_is_made
     """generator=3 failed at the first noisy predict inside torch's randn, noise="ou" with "'str' object is not
     callable"."""
     actor = Actor(3, [-2.0], [2.0], net_arch=(8,))
-    with pytest.raises(TypeError, match=r"generator is the torch.Generator the acting noise is drawn from, or None"):
+    with pytest.raises(
+        TypeError, match=r"Policy: generator must be a torch.Generator or None, got 3: torch.Generator\(\)"
+    ):
         Policy(actor, "Pendulum-v1", generator=3)
     with pytest.raises(TypeError, match=r"noise is the acting noise object, td3_steps.GaussianNoise\(\) or Orn"):
         Policy(actor, "Pendulum-v1", noise="ou")

@@ -40,6 +40,11 @@ def test_pretrain_refuses_bad_data(small_config):
         model.pretrain(obs, actions, validation_fraction=1.0)
     with pytest.raises(TypeError, match="epoch"):
         model.pretrain(obs, actions, epoch=3)  # the options are named
+    for wrong in (actions.astype(str).astype(object) + "x", {"a": 1}, [[0.1], [0.2, 0.3]] * 10):
+        with pytest.raises(ValueError, match=r"actions must be numbers in one array shaped \(n, 1\)"):
+            model.pretrain(obs, wrong)
+    with pytest.raises(ValueError, match="observations are not all of one shape"):
+        model.pretrain([[0.0, 0.0, 0.0], [0.0, 0.0]] * 10, actions)
 
 
 @pytest.mark.parametrize(

@@ -91,9 +91,11 @@ def test_a_transition_that_does_not_fit_is_named_and_not_stored():
 def test_a_bad_batch_size_or_generator_is_one_clear_error():
     memory = ReplayMemory(capacity=2, obs_dim=3, action_dim=2)
     memory.add(np.zeros(3), np.zeros(2), 0.0, np.zeros(3), False)
-    for batch_size, generator in ((-1, None), (1.5, None), ("3", None), (None, None), (2, 5)):
+    for batch_size, generator in ((-1, None), (1.5, None), ("3", None), (None, None)):
         with pytest.raises(ValueError, match=re.escape(f"{SAMPLE_ARGUMENTS}; got {batch_size!r}, {generator!r}.")):
             memory.sample(batch_size, generator)
+    with pytest.raises(TypeError, match=r"ReplayMemory.sample: generator must be a torch.Generator or None, got 5"):
+        memory.sample(2, 5)
 
 
 def test_batch_shapes_and_uniform_sampling():

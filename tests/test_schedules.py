@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from td3_steps import TD3, ConfigError, LinearSchedule, TD3Config
-from td3_steps.schedules import apply_learning_rate
+from td3_steps.schedules import apply_learning_rate, schedule_from_dict
 
 
 def test_linear_schedule_values():
@@ -105,3 +105,7 @@ def test_a_schedule_dict_without_its_kind_is_told_what_a_schedule_dict_holds():
         with pytest.raises(ConfigError, match=r"a schedule is a dict whose 'schedule' names its kind \('linear'\)"
                            rf".*\{{'schedule': 'linear', 'start': 0.001, .*this one has {re.escape(said)}"):  # fmt: skip
             TD3Config.from_dict({"learning_rate": value})
+    for value, said in ((None, "no 'schedule' key"), ({"schedule": "linear", "start": 1.0}, "missing 1 required"),
+                        ({"schedule": "linear", "start": 1.0, "end": 0.0, "steps": 5}, "unexpected keyword")):  # fmt: skip
+        with pytest.raises(ValueError, match=rf"a schedule is a dict .*this one has .*{said}"):
+            schedule_from_dict(value)

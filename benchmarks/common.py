@@ -1,0 +1,71 @@
+"""What the Pendulum-v1 benchmarks share: a training run's evaluations, and the checks of their arguments and
+output files, made before any training starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from td3_steps import TD3, TD3Config
+from td3_steps.cli import at_least
+from td3_steps.config import ConfigError
+from td3_steps.files import check_file_path, check_writable, make_parents, write_text_atomically
+
+EVAL_FREQ = 1_000  # steps between evaluations: a run of fewer steps has none
+
+
+def evaluations(config: TD3Config, seed: int, steps: int, episodes: int = 10) -> list[tuple[int, float]]:
+    """Train Pendulum-v1 for `steps`; the (step, mean return) of every evaluation (`episodes` each EVAL_FREQ)."""
+    rows: list[tuple[int, float]] = []
+
+    def log(row: dict) -> None:
+        if "eval_return" in row:
+            rows.append((row["step"], row["eval_return"]))
+
+    TD3("Pendulum-v1", config, seed=seed, device="cpu").learn(
+        steps, eval_freq=EVAL_FREQ, eval_episodes=episodes, log=log
+    )
+    return rows
+
+
+def add_evaluated_steps(parser: argparse.ArgumentParser, default: int) -> None:
+    """--steps of a benchmark that reads `evaluations`: at least one evaluation's worth."""
+    parser.add_argument(
+        "--steps", type=at_least(EVAL_FREQ), default=default,
+        help=f"environment steps per run, at least {EVAL_FREQ} (the first evaluation)",
+    )  # fmt: skip
+
+
+def config_or_error(parser: argparse.ArgumentParser, flag: str, config: TD3Config, **changes) -> TD3Config:
+    """config.replace(**changes), or the usage error that names `flag` and says what TD3Config takes there."""
+    try:
+        return config.replace(**changes)
+    except ConfigError as error:
+        parser.error(f"{flag}: {error}")
+
+
+def output_file(text: str) -> Path:
+    """An argparse type: a file that write_results can write once the work is done, checked before it starts
+    (not a directory, no file among the directories above it, a directory above it that takes new files: missing
+    directories are made when the results are written)."""
+    try:
+        path = check_file_path(text)
+        check_writable(path)
+    except (OSError, ValueError, TypeError) as error:
+        raise argparse.ArgumentTypeError(" ".join(str(error).split())) from None
+    return path
+
+
+def write_results(path: Path, data: dict) -> None:
+    """`data` as JSON into `path`, atomically, making its missing directories. Should that fail all the same (a
+    full disk, a directory removed during the run), the JSON goes to stdout: the results of the run are not lost."""
+    text = json.dumps(data, indent=1) + "\n"
+    try:
+        make_parents(path)
+        write_text_atomically(path, text)
+    except OSError as error:
+        print(text, end="", flush=True)
+        sys.exit(f"error: the results are printed above, as they could not be written: {' '.join(str(error).split())}")

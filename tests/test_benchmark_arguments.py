@@ -1,0 +1,247 @@
+"""Bad input to the benchmarks in benchmarks/ (but speed.py, in test_scripts_arguments.py) is argparse's one-line
+usage error, given before any training starts; their result files are checked first and written whole."""
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from td3_steps import TD3Config
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+NAMES = ("common", "mixed_precision_learning", "overestimation", "pendulum_tau", "policy_delay", "speed", "time_to_solve")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """The benchmark modules by name, imported as their scripts import one another (benchmarks/ on sys.path)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(BENCHMARKS))
+        modules = {name: importlib.import_module(name) for name in NAMES}
+    yield modules
+    for name in NAMES:
+        sys.modules.pop(name, None)
+
+
+def never(*args, **kwargs):
+    pytest.fail("trained before every argument was checked")
+
+
+class NoPool:
+    """multiprocessing.Pool where no run may start."""
+
+    def __init__(self, *args):
+        never()
+
+
+class InProcess:
+    """multiprocessing.Pool, one run after another in this process."""
+
+    def __init__(self, jobs):
+        self.jobs = jobs
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def starmap(self, function, jobs):
+        return [function(*job) for job in jobs]
+
+
+def pool(monkeypatch, module, kind):
+    monkeypatch.setattr(module, "multiprocessing", type("multiprocessing", (), {"Pool": kind}))
+
+
+# ---------------------------------------------------------------- the result files of overestimation, policy_delay
+@pytest.mark.parametrize("name", ["overestimation", "policy_delay"])
+@pytest.mark.parametrize("problem", ["a directory", "a file among its parents", "read-only", "empty"])
+def test_out_is_checked_before_any_training(bench, parser_error, read_only, monkeypatch, tmp_path, name, problem):
+    """--out a directory, under a file or in a read-only folder trained every run, then lost the results in a
+    traceback (IsADirectoryError, NotADirectoryError/FileNotFoundError, OSError 30)."""
+    module = bench[name]
+    pool(monkeypatch, module, NoPool)
+    if problem == "a directory":
+        out, words = tmp_path, f"argument --out: Cannot write the file {tmp_path}: it is a directory."
+    elif problem == "a file among its parents":
+        (tmp_path / "file").touch()
+        out = tmp_path / "file" / "results.json"
+        words = f"argument --out: Cannot write {out}: {tmp_path / 'file'} is a file, not a directory."
+    elif problem == "read-only":
+        read_only(tmp_path)
+        out = tmp_path / "new" / "results.json"
+        words = f"argument --out: Cannot write {out}: {tmp_path} does not take new files (Permission denied)."
+    else:
+        out, words = "", "argument --out: The file to write must be a path; got an empty one, ''."
+    line = parser_error(module.main, ["--seeds", "0", "--steps", "2000", "--out", str(out)])
+    assert words in line, line
+
+
+RESULTS = {
+    "overestimation": lambda n_critics, seed, steps, every, states: {"estimate": [1.0], "true_return": [0.5]},
+    "policy_delay": lambda d, seed, steps, episodes: [-1000.0, -150.0],
+}
+
+
+@pytest.mark.parametrize("name", ["overestimation", "policy_delay"])
+def test_out_is_written_whole_with_its_missing_directories(bench, monkeypatch, tmp_path, name):
+    """--out in a directory yet to be made was a FileNotFoundError after all the training; the file was written in
+    place (write_text), so that a crash or a full disk could leave half of it."""
+    module = bench[name]
+    pool(monkeypatch, module, InProcess)
+    monkeypatch.setattr(module, "run", RESULTS[name])
+    synced, fsync = [], os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
+    out = tmp_path / "new" / "folder" / f"{name}.json"
+    module.main(["--seeds", "0", "1", "--steps", "2000", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written["steps"] == ([2000] if name == "overestimation" else [1000, 2000])
+    assert list(written["runs"]) == ["1", "2"] and list(written["runs"]["1"]) == ["0", "1"]
+    assert written["command"] == f"python benchmarks/{name}.py --seeds 0 1 --steps 2000 --out {out}"
+    assert synced and sorted(p.name for p in out.parent.iterdir()) == [out.name]
+
+
+def test_results_that_cannot_be_written_at_the_end_are_printed(bench, monkeypatch, capsys, tmp_path):
+    """A write that fails after the training all the same (a full disk) leaves the results on stdout."""
+    module = bench["policy_delay"]
+    pool(monkeypatch, module, InProcess)
+    monkeypatch.setattr(module, "run", RESULTS["policy_delay"])
+
+    def disk_full(path, text):
+        raise OSError(28, f"Cannot write {path}: No space left on device")
+
+    monkeypatch.setattr(bench["common"], "write_text_atomically", disk_full)
+    out = tmp_path / "results.json"
+    with pytest.raises(SystemExit) as stopped:
+        module.main(["--seeds", "0", "--steps", "1000", "--out", str(out)])
+    message = str(stopped.value.code)
+    assert message.startswith("error: the results are printed above, as they could not be written: "), message
+    assert message.endswith(f"Cannot write {out}: No space left on device"), message
+    assert json.loads(capsys.readouterr().out)["runs"] == {"1": {"0": [-1000.0, -150.0]}, "2": {"0": [-1000.0, -150.0]}}
+
+
+# ---------------------------------------------------------------- the other arguments
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--steps", "900"], "--steps: takes an integer >= 2000 with --every 1000 (the first measurement"),
+        (["--steps", "1999"], "--steps: takes an integer >= 2000 with --every 1000"),
+        (["--steps", "1000", "--every", "300"], "--steps: takes an integer >= 1200 with --every 300"),
+        (["--every", "0"], "argument --every: takes an integer >= 1, not '0'"),
+        (["--states", "0"], "argument --states: takes an integer >= 1, not '0'"),
+        (["--jobs", "0"], "argument --jobs: takes an integer >= 1, not '0'"),
+        (["--seeds", "0", "-1"], "argument --seeds: takes an integer >= 0, not '-1'"),
+    ],
+)
+def test_overestimation_refuses_bad_arguments_before_training(bench, parser_error, monkeypatch, tmp_path, argv, words):
+    """--steps 900 was an IndexError after the training, --every 0 a ZeroDivisionError, --jobs 0 multiprocessing's
+    ValueError, --seeds -1 a traceback."""
+    pool(monkeypatch, bench["overestimation"], NoPool)
+    line = parser_error(bench["overestimation"].main, [*argv, "--out", str(tmp_path / "out.json")])
+    assert words in line, line
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--steps", "500"], "argument --steps: takes an integer >= 1000, not '500'"),
+        (["--jobs", "0"], "argument --jobs: takes an integer >= 1, not '0'"),
+        (["--eval-episodes", "0"], "argument --eval-episodes: takes an integer >= 1, not '0'"),
+        (["--seeds", "-1"], "argument --seeds: takes an integer >= 0, not '-1'"),
+    ],
+)
+def test_policy_delay_refuses_bad_arguments_before_training(bench, parser_error, monkeypatch, tmp_path, argv, words):
+    """--steps 500 was an IndexError after the training, --jobs 0 multiprocessing's ValueError, --seeds -1 a
+    traceback."""
+    pool(monkeypatch, bench["policy_delay"], NoPool)
+    monkeypatch.setattr(bench["policy_delay"], "evaluations", never)
+    line = parser_error(bench["policy_delay"].main, [*argv, "--out", str(tmp_path / "out.json")])
+    assert words in line, line
+
+
+TAU = "TD3Config.tau = {} is invalid: it must be a finite number (int or float) in (0, 1]"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--steps", "500"], "argument --steps: takes an integer >= 1000, not '500'"),
+        (["--taus", "0.005", "0"], "--taus: " + TAU.format("0.0")),
+        (["--taus", "nan"], "--taus: " + TAU.format("nan")),
+        (["--taus", "2"], "--taus: " + TAU.format("2.0")),
+        (["--seeds", "-1"], "argument --seeds: takes an integer >= 0, not '-1'"),
+    ],
+)
+def test_pendulum_tau_refuses_bad_arguments_before_training(bench, parser_error, monkeypatch, argv, words):
+    """--steps 500 was an IndexError, --taus 0 and nan TD3Config's error as a traceback, after the first taus had
+    trained (--taus 0.005 0), --seeds -1 a traceback."""
+    monkeypatch.setattr(bench["pendulum_tau"], "evaluations", never)
+    line = parser_error(bench["pendulum_tau"].main, argv)
+    assert words in line, line
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--steps", "500"], "argument --steps: takes an integer >= 1000, not '500'"),
+        (["--batch", "0"], "argument --batch: takes an integer >= 1, not '0'"),
+        (["--batch", "-3"], "argument --batch: takes an integer >= 1, not '-3'"),
+        (["--batch", "300000"], "--batch: TD3Config.batch_size = 300000 is invalid: it must be at most buffer_size"),
+        (["--net", "64", "0"], "argument --net: takes an integer >= 1, not '0'"),
+        (["--seeds", "-1"], "argument --seeds: takes an integer >= 0, not '-1'"),
+    ],
+)
+def test_mixed_precision_learning_refuses_bad_arguments_before_training(bench, parser_error, monkeypatch, argv, words):
+    """--batch 0 was ignored (the preset's batch size trained), --steps 500 an IndexError after the first run, --net 0
+    and --seeds -1 tracebacks."""
+    monkeypatch.setattr(bench["mixed_precision_learning"], "run", never)
+    line = parser_error(bench["mixed_precision_learning"].main, argv)
+    assert words in line, line
+
+
+def test_mixed_precision_learning_trains_the_net_and_batch_given(bench, monkeypatch, capsys):
+    trained = []
+
+    def run(config: TD3Config, seed: int, steps: int) -> tuple[float, float]:
+        trained.append((config.net_arch, config.batch_size, config.mixed_precision, seed, steps))
+        return -150.0, -140.0
+
+    monkeypatch.setattr(bench["mixed_precision_learning"], "run", run)
+    bench["mixed_precision_learning"].main(["--seeds", "3", "--steps", "1000", "--net", "32", "16", "--batch", "8"])
+    assert trained == [((32, 16), 8, False, 3, 1000), ((32, 16), 8, True, 3, 1000)]
+    assert "net (32, 16), batch 8" in capsys.readouterr().out
+
+
+def test_time_to_solve_checks_seeds_before_any_run(bench, parser_error, monkeypatch):
+    """--seeds -1 was a CalledProcessError from the train command, whose own error was captured and dropped."""
+    monkeypatch.setattr(bench["time_to_solve"], "td3_steps_time", never)
+    line = parser_error(bench["time_to_solve"].main, ["--seeds", "0", "-1", "--skip-sb3"])
+    assert "argument --seeds: takes an integer >= 0, not '-1'" in line, line
+
+
+def test_time_to_solve_without_stable_baselines3_says_so_before_any_run(bench, parser_error, monkeypatch):
+    """Without Stable-Baselines3, the first seed trained before the Stable-Baselines3 run failed."""
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "stable_baselines3" else find_spec(name, *a)
+    )
+    monkeypatch.setattr(bench["time_to_solve"], "td3_steps_time", never)
+    line = parser_error(bench["time_to_solve"].main, ["--seeds", "0"])
+    assert 'Stable-Baselines3 is not installed: pip install -e ".[bench]"' in line, line
+    monkeypatch.setattr(bench["time_to_solve"], "td3_steps_time", lambda seed: (10.0, 5000, -150.0))
+    bench["time_to_solve"].main(["--seeds", "0", "--skip-sb3"])  # td3_steps alone needs none
+
+
+def test_a_failed_child_command_is_named_with_its_own_error(bench):
+    """A train command that failed was a CalledProcessError that hid its error (its stderr captured and dropped)."""
+    with pytest.raises(SystemExit) as stopped:
+        bench["time_to_solve"].td3_steps_time(-1)  # the train command refuses the seed at once: nothing trains
+    message = str(stopped.value.code)
+    assert message.startswith(f"The td3_steps run of seed -1 failed (exit status 1): {sys.executable} -m td3_steps")
+    assert "train --seed -1 --out " in message, message
+    assert "error: argument --seed: takes an integer >= 0, not '-1'" in message, message

@@ -13,7 +13,15 @@ import pytest
 from td3_steps import TD3Config
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-NAMES = ("common", "mixed_precision_learning", "overestimation", "pendulum_tau", "policy_delay", "speed", "time_to_solve")
+NAMES = (
+    "common",
+    "mixed_precision_learning",
+    "overestimation",
+    "pendulum_tau",
+    "policy_delay",
+    "speed",
+    "time_to_solve",
+)
 
 
 @pytest.fixture(scope="module")

@@ -34,8 +34,8 @@ import nbformat
 from jinja2 import DictLoader
 from nbconvert import SlidesExporter
 
-from td3_steps.course import course_page_on_the_web, is_install_cell
-from td3_steps.files import check_directory_path, write_text_atomically
+from td3_steps.course import course_page_on_the_web, is_install_cell, read_notebook
+from td3_steps.files import check_directory_path, check_file_path, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "decks"
@@ -168,30 +168,17 @@ def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def read_notebooks(paths: list[Path]) -> list[tuple[Path, nbformat.NotebookNode]]:
-    """Each notebook read, or a ValueError that names the first path that is no notebook nbformat reads (missing,
-    a folder, not .ipynb, not a notebook's JSON) or has nothing to show, or two that would make the same deck."""
+    """Each notebook read, or a ValueError that names the first path that is no valid notebook (read_notebook:
+    missing, a folder, not .ipynb, not a notebook's JSON, against its schema) or has nothing to show, or two that
+    would make the same deck."""
     notebooks, decks = [], {}
     for path in paths:
-        if not path.exists():
-            raise ValueError(f"{path}: no such notebook; give .ipynb files, e.g. notebooks/08_clipped_double_q.ipynb")
-        if path.is_dir():
-            raise ValueError(f"{path} is a folder: give the notebooks in it, e.g. {path / '*.ipynb'}")
-        if path.suffix != ".ipynb":
-            raise ValueError(
-                f"{path} is not a notebook (.ipynb): give .ipynb files, e.g. notebooks/08_clipped_double_q.ipynb"
-            )
+        notebook = read_notebook(path)
         if path.stem in decks:
             raise ValueError(
                 f"{decks[path.stem]} and {path} would both make {path.stem}.slides.html: give each notebook once (build"
                 " notebooks of the same name into separate --out folders)"
             )
-        try:
-            notebook = nbformat.read(path, as_version=4)
-        except Exception as error:  # nbformat's NotJSONError, a ValidationError, a KeyError...: no notebook
-            text = " ".join(str(error).split())[:200]
-            raise ValueError(
-                f"{path} is not a notebook nbformat reads ({type(error).__name__}: {text}): give a Jupyter notebook"
-            ) from error
         if all(_slide_type(cell) in ("skip", "notes") for cell in deck_notebook(notebook).cells):
             raise ValueError(
                 f"{path} has no cell a deck shows (it has no cells, or each one's slideshow.slide_type is skip or"
@@ -207,16 +194,23 @@ def _slide_type(cell) -> str:
     return slideshow.get("slide_type", "-") if isinstance(slideshow, dict) else "-"  # as nbconvert reads it
 
 
-def check_out(out: Path) -> None:
-    """A ValueError or OSError that says what to do unless the decks (and lib/) can be written into `out`."""
+def deck_path(out: Path, notebook: Path) -> Path:
+    return out / f"{notebook.stem}.slides.html"
+
+
+def check_out(out: Path, notebooks: list[Path] = ()) -> None:
+    """A ValueError or OSError that says what to do unless the decks (and lib/) can be written into `out`: each
+    notebook's deck too (a folder of a deck's name failed after the decks before it were written)."""
     check_directory_path(out, f"--out {out} is a file: give a folder for the decks (it is made if missing)")
+    for path in notebooks:
+        check_file_path(deck_path(out, path))
 
 
 def build(paths: list[Path], out: Path = DEFAULT_OUT, online: bool = False) -> list[Path]:
     """Write out/<name>.slides.html for each notebook (and out/lib/ unless `online`); return the decks.
     Every notebook is read and `out` checked before anything is made or fetched."""
     notebooks = read_notebooks(paths)
-    check_out(out)
+    check_out(out, paths)
     return write_decks(notebooks, out, online)
 
 
@@ -228,7 +222,7 @@ def write_decks(notebooks: list[tuple[Path, nbformat.NotebookNode]], out: Path, 
     decks = []
     for path, notebook in notebooks:
         html, _ = slides.from_notebook_node(deck_notebook(notebook), resources={"metadata": {"name": path.stem}})
-        deck = out / f"{path.stem}.slides.html"
+        deck = deck_path(out, path)
         write_text_atomically(deck, html)
         decks.append(deck)
     return decks
@@ -246,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     try:  # before anything is made or fetched
         notebooks = read_notebooks(paths)
-        check_out(out)
+        check_out(out, paths)
     except (ValueError, OSError) as error:
         parser.error(str(error))
     for deck in write_decks(notebooks, out, args.online):

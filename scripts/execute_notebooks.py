@@ -20,18 +20,22 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from td3_steps.course import read_notebook, write_notebook
+from td3_steps.files import check_writable
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def execute(path: Path, timeout: int = 600) -> float:
-    notebook = nbformat.read(path, as_version=4)
+def execute(path: Path, timeout: int = 600, notebook: nbformat.NotebookNode | None = None) -> float:
+    """Run `path`'s notebook (`notebook`, where it is read already) in a fresh kernel and write it back in place."""
+    notebook = read_notebook(path) if notebook is None else notebook
     start = time.perf_counter()
     NotebookClient(
         notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     ).execute()
     elapsed = time.perf_counter() - start
     finish_progress_text(notebook)
-    nbformat.write(notebook, path)
+    write_notebook(path, notebook)
     return elapsed
 
 
@@ -65,12 +69,15 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to execute (default: all fifteen)")
     notebooks = parser.parse_args(argv).notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    missing = [str(path) for path in notebooks if not path.is_file()]
-    if missing:
-        parser.error(f"no notebook at {', '.join(missing)}")
+    try:  # every notebook read and checked before the first runs, and each one writable in place
+        read = {path: read_notebook(path) for path in notebooks}
+        for path in notebooks:
+            check_writable(path)
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
     total = 0.0
-    for path in notebooks:
-        elapsed = execute(path)
+    for path, notebook in read.items():
+        elapsed = execute(path, notebook=notebook)
         total += elapsed
         print(f"{path.name}: {elapsed:.1f} s", flush=True)
     print(f"all: {total:.1f} s")

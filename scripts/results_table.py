@@ -16,6 +16,7 @@ from pathlib import Path
 
 from td3_steps.config import PRESETS
 from td3_steps.course import replace_between
+from td3_steps.files import write_text_atomically
 from td3_steps.metrics import best_evaluation_step, evaluations_of, read_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +107,7 @@ def _command(runs: list[dict]) -> str:
 
 
 def table() -> str:
+    """The Results table, or a ValueError naming the first run that lacks what it needs (protocol.json included)."""
     lines = [
         "| task | preset | steps | seeds | final evaluation | best evaluation | shipped actor | protocol: fresh episodes"
         " | published | command |",
@@ -116,6 +118,11 @@ def table() -> str:
         evaluations = [evaluations_of(read_metrics(d / "metrics.csv")) for d in run_dirs]
         final = _cell(evaluations, max)
         best = _cell(evaluations, best_evaluation_step)
+        unmeasured = [d for d in run_dirs if not (d / "protocol.json").exists()]
+        if unmeasured:
+            raise ValueError(
+                f"{unmeasured[0]} has no protocol.json: run `python -m scripts.evaluate_agents {unmeasured[0]}` first"
+            )
         protocol = _protocol([json.loads((d / "protocol.json").read_text()) for d in run_dirs])
         steps = max(evaluations[0])
         seeds = ", ".join(str(run["seed"]) for run in runs)
@@ -128,15 +135,22 @@ def table() -> str:
     return "\n".join(lines)
 
 
-def readme_with_table(text: str) -> str:
-    return replace_between(text, START, END, table())
+def readme_with_table(text: str, results: str | None = None, name: str = "README.md") -> str:
+    """`text` (the README, `name`) with `results` (by default the table of now) between its results markers."""
+    return replace_between(text, START, END, table() if results is None else results, name)
 
 
-def main() -> None:
-    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args(argv)
     readme = ROOT / "README.md"
-    readme.write_text(readme_with_table(readme.read_text()))
-    print(table())
+    try:  # every run read and the README's markers found before the README is written
+        results = table()
+        text = readme_with_table(readme.read_text(), results, str(readme))
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    write_text_atomically(readme, text)
+    print(results)
 
 
 if __name__ == "__main__":

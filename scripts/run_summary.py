@@ -11,23 +11,57 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from pathlib import Path
 
-from td3_steps.metrics import best_evaluation_step, evaluations_of, read_metrics
+from td3_steps.metrics import best_evaluation_step, evaluations_of, is_metrics_file, read_metrics
+
+RUN_REMEDY = "give a run directory of `python -m td3_steps train`"
+
+
+def read_json(path: Path, keys: tuple[str, ...] = ()) -> dict:
+    """The JSON object in `path` (a run's run.json), or a ValueError naming it unless it is one that holds `keys`:
+    read by this script and scripts/ship_run.py before they print or write anything."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:  # a folder, JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{path} cannot be read as JSON ({error}): {RUN_REMEDY}") from error
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} holds no JSON object: {RUN_REMEDY}")
+    missing = [key for key in keys if key not in data]
+    if missing:
+        raise ValueError(f"{path} lacks {', '.join(missing)}: {RUN_REMEDY}")
+    return data
+
+
+def read_evaluations(path: Path) -> tuple[dict[str, list[tuple[int, float]]], dict[int, tuple[float, float]]]:
+    """A metrics.csv's series (read_metrics) and its evaluations (evaluations_of), or a ValueError naming it unless
+    it is a metrics file of td3_steps with at least one evaluation (a check that belongs in td3_steps.metrics)."""
+    if not is_metrics_file(path):
+        kind = "a folder" if path.is_dir() else "missing" if not path.exists() else "not a metrics file of td3_steps"
+        raise ValueError(f"{path} is {kind}: {RUN_REMEDY}")
+    try:
+        series = read_metrics(path)
+    except ValueError as error:  # a step or a value that is no number
+        raise ValueError(f"{path} is damaged ({error}): {RUN_REMEDY}") from error
+    evaluations = evaluations_of(series)
+    if not evaluations:
+        raise ValueError(f"{path} has no evaluations yet: train the run further first.")
+    return series, evaluations
 
 
 def summary(run_dir: Path, level: float | None = None, ranges: tuple[tuple[int, int | None], ...] = ()) -> str:
-    series = read_metrics(run_dir / "metrics.csv")
-    evaluations = evaluations_of(series)
-    if not evaluations:
-        raise SystemExit(f"{run_dir / 'metrics.csv'} has no evaluations yet: train the run further first.")
-    run = json.loads((run_dir / "run.json").read_text())
+    """The run's figures; a ValueError naming the file where run.json or metrics.csv is not a run's."""
+    series, evaluations = read_evaluations(run_dir / "metrics.csv")
+    run = read_json(run_dir / "run.json", ("env_id", "preset", "seed"))
     steps = sorted(evaluations)
     best = best_evaluation_step(evaluations)
+    # A MetricsCSV of the Python API may log rows without time_s: then no training time is stated.
+    trained = f", {series['time_s'][-1][1]:,.0f} s of training" if series["time_s"] else ""
     lines = [
         f"{run_dir} ({run['env_id']}, {run['preset']}, seed {run['seed']}): {len(steps)} evaluations up to"
-        f" {steps[-1]:,} steps, {series['time_s'][-1][1]:,.0f} s of training",
+        f" {steps[-1]:,} steps{trained}",
         f"  final {_score(evaluations[steps[-1]])} at {steps[-1]:,}; best {_score(evaluations[best])} at {best:,}",
     ]
     if level is None:
@@ -59,29 +93,48 @@ def _score(mean_std: tuple[float, float]) -> str:
     return f"{mean_std[0]:.1f} ± {mean_std[1]:.1f}"
 
 
+def _level(text: str) -> float:
+    """A finite return: NaN compares false with every evaluation, and would count none above it without a word."""
+    try:
+        level = float(text)
+    except ValueError:
+        level = math.nan
+    if not math.isfinite(level):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite return, e.g. 2000 or -150")
+    return level
+
+
 def _step_range(text: str) -> tuple[int, int | None]:
     start, sep, stop = text.partition(":")
     try:
         if not sep:
             raise ValueError
-        return int(start or 0), int(stop) if stop else None
+        first, last = int(start or 0), int(stop) if stop else None
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not FROM:TO in steps, e.g. 700000: or 200000:450000") from None
+    if first < 0 or (last is not None and last < first):
+        raise argparse.ArgumentTypeError(f"{text!r} is no range of steps: FROM must be >= 0 and TO at least FROM")
+    return first, last
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (with run.json and metrics.csv)")
-    parser.add_argument("--level", type=float, help="the return to count evaluations above")
+    parser.add_argument("--level", type=_level, help="the return to count evaluations above")
     parser.add_argument("--steps", action="append", type=_step_range, default=[], metavar="FROM:TO",
                         help="a range of steps to summarise (needs --level); may be given several times")  # fmt: skip
     args = parser.parse_args(argv)
     if args.steps and args.level is None:
         parser.error("--steps counts evaluations above a level: give --level too")
-    for run_dir in args.runs:
+    summaries = []
+    for run_dir in args.runs:  # every run read before the first is printed
         if not (run_dir / "metrics.csv").exists() or not (run_dir / "run.json").exists():
             parser.error(f"{run_dir} is not a run directory: it needs run.json and metrics.csv")
-        print(summary(run_dir, args.level, tuple(args.steps)))
+        try:
+            summaries.append(summary(run_dir, args.level, tuple(args.steps)))
+        except ValueError as error:
+            parser.error(str(error))
+    print("\n".join(summaries))
 
 
 if __name__ == "__main__":

@@ -9,35 +9,73 @@ evaluation, selected on the validation episodes of the EVAL_EPISODES stream). ru
 actor, from which step, with its validation score. Then the protocol of scripts/evaluate_agents.py measures the
 shipped actor on fresh episodes and writes protocol.json. Afterwards: `python scripts/results_table.py`, and for the
 walker notebook 15 shows, its GIF (`python -m td3_steps render DEST/policy.pt --out DEST/walker.gif --max-steps 200`).
+
+Everything is read and checked, and the protocol measured, before DEST changes; then the old protocol.json goes
+first and the new one comes last, so that a DEST cut short (a full disk, a kill) has no protocol.json that speaks for
+files it was not measured on: the Results table then says to run the protocol again.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
+import sys
 from pathlib import Path
 
 from scripts.evaluate_agents import EPISODES, PROTOCOL_FILE, evaluate_run, write_json
-from td3_steps.metrics import best_evaluation_step, evaluations_of, read_metrics
+from scripts.run_summary import read_evaluations, read_json
+from td3_steps import CheckpointError, Policy
+from td3_steps.files import check_directory_path, check_file_path, make_parents, write_atomically
+from td3_steps.metrics import best_evaluation_step
 
 ACTORS = {"final": "policy.pt", "best": "best_policy.pt"}
 COPIED = ("metrics.csv", "learning_curve.png")
+WRITTEN = (*COPIED, "policy.pt", "run.json", PROTOCOL_FILE)  # what DEST receives
 
 
 def shipped_actor(run_dir: Path, actor: str) -> dict:
-    """What run.json records of the shipped actor: its file in the run, its step and its validation score."""
-    evaluations = evaluations_of(read_metrics(run_dir / "metrics.csv"))
+    """What run.json records of the shipped actor: its file in the run, its step and its validation score (a
+    ValueError naming metrics.csv where it is no metrics file or holds no evaluation)."""
+    _, evaluations = read_evaluations(run_dir / "metrics.csv")
     step = best_evaluation_step(evaluations) if actor == "best" else max(evaluations)
     mean, std = evaluations[step]
     return {"file": ACTORS[actor], "step": step, "validation_return": mean, "validation_return_std": std}
 
 
-def copy_atomically(source: Path, target: Path) -> None:
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, target)
+def load_actor(file: Path) -> Policy:
+    """The actor in `file`, or a ValueError naming it (damaged, for an environment that cannot be made here...)."""
+    try:
+        return Policy.load(file)
+    except (CheckpointError, ValueError, ImportError, OSError) as error:
+        text = " ".join(str(error).split())
+        raise ValueError(text if str(file) in text else f"{file}: {text}") from error
+
+
+def check_destination(run_dir: Path, dest: Path) -> None:
+    """A ValueError or OSError that says what to do unless the run can be shipped into `dest`: a folder (made if
+    missing) that takes new files, apart from the run (shipping a run into itself replaced its policy.pt with the
+    best actor), with no folder of a shipped file's name and no link from one into the run."""
+    run, target = run_dir.resolve(), dest.resolve()
+    if target == run or run in target.parents or target in run.parents:
+        where = "is" if target == run else "lies inside" if run in target.parents else "holds"
+        raise ValueError(
+            f"DEST {dest} {where} the run directory {run_dir}: give a folder apart from the run, e.g. assets/NAME"
+        )
+    check_directory_path(dest, f"DEST {dest} is a file: give a folder for the shipped run (it is made if missing)")
+    for name in WRITTEN:
+        check_file_path(dest / name)
+        if run in (dest / name).resolve().parents:
+            raise ValueError(f"{dest / name} is a link into the run directory {run_dir}: remove the link first")
+
+
+def ship(dest: Path, files: dict[str, bytes], run: dict, protocol: dict) -> None:
+    """Write the shipped files into `dest`: the old protocol.json removed before the first lands, the new one
+    written last."""
+    make_parents(dest / PROTOCOL_FILE)
+    (dest / PROTOCOL_FILE).unlink(missing_ok=True)
+    for name, data in files.items():
+        write_atomically(dest / name, lambda f, data=data: f.write(data))
+    write_json(dest / "run.json", run)
+    write_json(dest / PROTOCOL_FILE, protocol)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,16 +91,21 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"{args.run_dir} lacks {', '.join(missing)}: give a finished run directory of td3_steps train")
     if args.episodes < 1:
         parser.error(f"--episodes must be at least 1, not {args.episodes}")
-
-    run = json.loads((args.run_dir / "run.json").read_text())
-    run["shipped_actor"] = shipped_actor(args.run_dir, args.actor)
-    args.dest.mkdir(parents=True, exist_ok=True)
-    for name in COPIED:
-        copy_atomically(args.run_dir / name, args.dest / name)
-    copy_atomically(args.run_dir / ACTORS[args.actor], args.dest / "policy.pt")
-    write_json(args.dest / "run.json", run)
-    result = evaluate_run(args.dest, args.episodes)
-    write_json(args.dest / PROTOCOL_FILE, result)
+    actor_file = args.run_dir / ACTORS[args.actor]
+    try:  # everything read and checked before DEST changes
+        check_destination(args.run_dir, args.dest)
+        run = read_json(args.run_dir / "run.json")
+        run["shipped_actor"] = shipped_actor(args.run_dir, args.actor)
+        policy = load_actor(actor_file)
+        files = {name: (args.run_dir / name).read_bytes() for name in COPIED}
+        files["policy.pt"] = actor_file.read_bytes()
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    result = evaluate_run(args.run_dir, args.episodes, policy)  # the long part, before DEST changes
+    try:
+        ship(args.dest, files, run, result)
+    except OSError as error:  # checked above: a full disk, say
+        sys.exit(f"error: {' '.join(str(error).split())}; {args.dest} has no {PROTOCOL_FILE} now: ship the run again")
     chosen = run["shipped_actor"]
     print(
         f"Shipped {args.run_dir}/{chosen['file']} (step {chosen['step']:,}, validation {chosen['validation_return']:.1f}"

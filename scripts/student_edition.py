@@ -23,8 +23,8 @@ from pathlib import Path
 
 import nbformat
 
-from td3_steps.course import course_page_on_the_web
-from td3_steps.files import check_directory_path, check_file_path, write_text_atomically
+from td3_steps.course import course_page_on_the_web, write_notebook
+from td3_steps.files import check_directory_path, check_file_path
 
 ROOT = Path(__file__).resolve().parent.parent
 LEFT_OUT = (
@@ -80,18 +80,24 @@ def write_edition(out: Path, outputs: bool = True, notebooks: Path = ROOT / "not
     written = []
     for name, edition in editions.items():
         target = out / name
-        text = nbformat.writes(edition)
-        write_text_atomically(target, text if text.endswith("\n") else text + "\n")  # as nbformat.write does
+        write_notebook(target, edition)
         written.append(target)
     return written
 
 
 def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebooks") -> None:
     """A ValueError (or OSError) that says what to do unless the edition can be written into `out`: a folder, or a
-    path where one can be made, that takes new files, is not the course's own notebooks/ and, unless `force`, holds
-    nothing (a student's edited notebooks would be replaced)."""
+    path where one can be made, that takes new files, is not the course's own notebooks/, holds no link into them
+    (a write goes through a link: --force rewrote the course's notebook without its solutions) and, unless `force`,
+    holds nothing (a student's edited notebooks would be replaced)."""
     if out.resolve() == notebooks.resolve():
         raise ValueError("OUT must not be notebooks/: the edition would overwrite the course's own notebooks")
+    linked = [out / path.name for path in source_notebooks(notebooks) if _lands_in(out / path.name, notebooks)]
+    if linked:
+        raise ValueError(
+            f"{linked[0]} is a link to {linked[0].resolve()}, in the course's own notebooks/: the edition would"
+            " overwrite it; remove the link, or give another folder"
+        )
     check_directory_path(out, f"OUT {out} is a file, not a folder: give a new or an empty folder for the notebooks")
     held = sorted(out.iterdir()) if out.is_dir() else []
     replaced = [out / path.name for path in source_notebooks(notebooks) if (out / path.name).exists()]
@@ -107,6 +113,11 @@ def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebook
         )
     for path in replaced:
         check_file_path(path)  # IsADirectoryError: a folder of a notebook's name
+
+
+def _lands_in(path: Path, folder: Path) -> bool:
+    """Whether a write of `path` lands in `folder` itself, its links followed."""
+    return path.resolve().parent == folder.resolve()
 
 
 def _some(paths: list[Path], shown: int = 3) -> str:

@@ -9,19 +9,41 @@ For the notebooks, wherever they run (Colab, a downloaded copy, GitHub, an HTML 
 `show_pipeline(step)` draws "Where we are", `shipped_run()` finds the trained Walker2D
 agent shipped inside the package, and `show_animation(gif)` shows a GIF so that a static
 export keeps it.
+
+For the scripts that keep the notebooks and the README (scripts/, each run on its own as
+`python scripts/NAME.py`, so that what two of them share lives here): `read_notebook` and
+`write_notebook`, `is_install_cell`, `course_page_on_the_web` and `replace_between`.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Mapping
 from dataclasses import astuple, dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .counts import is_count
+from .files import as_path, write_text_atomically
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 REPOSITORY = "https://github.com/td3-steps/td3-steps"
 BRANCH = "main"
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
+
+
+def _check_texts(function: str, **texts) -> None:
+    """A TypeError naming the first argument of `function` that is no text, or a ValueError where it is empty: None
+    or a number would otherwise end up in an address ('.../notebooks/None') or fail deep inside."""
+    for name, value in texts.items():
+        if not isinstance(value, str):
+            raise TypeError(f"{function}: {name} must be a str, got {value!r:.80}")
+        if not value.strip():
+            raise ValueError(f"{function}: {name} must not be empty")
 
 
 def install_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
@@ -29,6 +51,7 @@ def install_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     environment lacks (Colab, a new Jupyter): td3_steps from the course repository, and ipywidgets, which notebooks
     06, 14 and 15 import for their sliders (Colab has it, a bare JupyterLab has not). Only what is missing: an installed
     td3_steps (an editable one from a clone, say) is never replaced."""
+    _check_texts("install_cell", repository=repository, branch=branch)
     return f"""# Installs what the course needs where it is missing (in Colab, or a new Jupyter environment):
 # td3_steps from the course repository, and ipywidgets (progress bars, sliders). Else it does nothing.
 import importlib.util
@@ -52,8 +75,56 @@ RISE_SETTINGS = {"scroll": True}
 
 def is_install_cell(cell) -> bool:
     """Whether a notebook cell is the install cell (of this course version or an earlier one, which ran in Colab
-    only): a code cell that pip-installs td3_steps."""
-    return cell.cell_type == "code" and "%pip install" in cell.source and "td3_steps" in cell.source
+    only): a code cell that pip-installs td3_steps. A cell as nbformat reads it, or as a plain dict of the
+    notebook's JSON, whose source may be a list of lines."""
+    if not isinstance(cell, Mapping):
+        raise TypeError(f"is_install_cell: cell must be a notebook cell (a dict), got {cell!r:.80}")
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else str(source)
+    return cell.get("cell_type") == "code" and "%pip install" in source and "td3_steps" in source
+
+
+EXAMPLE_NOTEBOOK = "notebooks/08_clipped_double_q.ipynb"
+
+
+def read_notebook(path: Path) -> NotebookNode:
+    """The notebook at `path`, read and validated, or a ValueError that names it and says what to give (missing, a
+    folder, not .ipynb, not a notebook's JSON, or one nbformat reads but that breaks its schema, which nbformat.read
+    only logs and nbconvert or nbclient then fail on): the scripts check every notebook with it before any work.
+    nbformat (in the notebooks extra) is imported here, not by the notebooks that import this module."""
+    import nbformat  # noqa: PLC0415
+
+    if not path.exists():
+        raise ValueError(f"{path}: no such notebook; give .ipynb files, e.g. {EXAMPLE_NOTEBOOK}")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder: give the notebooks in it, e.g. {path / '*.ipynb'}")
+    if path.suffix != ".ipynb":
+        raise ValueError(f"{path} is not a notebook (.ipynb): give .ipynb files, e.g. {EXAMPLE_NOTEBOOK}")
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except Exception as error:  # nbformat's NotJSONError, a ValidationError, a KeyError...: no notebook
+        text = " ".join(str(error).split())[:200]
+        raise ValueError(
+            f"{path} is not a notebook nbformat reads ({type(error).__name__}: {text}): give a Jupyter notebook"
+        ) from error
+    try:
+        nbformat.validate(notebook)
+    except nbformat.ValidationError as error:
+        where = "".join(f"[{part!r}]" for part in error.absolute_path)
+        raise ValueError(
+            f"{path} breaks the notebook format at {where or 'its top'}: {error.message}. Fix it there (in a text"
+            " editor), or give another notebook"
+        ) from error
+    return notebook
+
+
+def write_notebook(path: Path, notebook: NotebookNode) -> None:
+    """Write `notebook` to `path` atomically (td3_steps.files): a full disk or a kill leaves the old notebook whole,
+    never a truncated one. The text is nbformat.write's, which ends it with a newline."""
+    import nbformat  # noqa: PLC0415
+
+    text = nbformat.writes(notebook)
+    write_text_atomically(path, text if text.endswith("\n") else text + "\n")
 
 
 def course_page_url(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
@@ -69,6 +140,7 @@ def course_page_on_the_web(markdown: str) -> str:
 
 def colab_url(notebook: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The Open-in-Colab address of notebooks/<notebook>."""
+    _check_texts("colab_url", notebook=notebook, repository=repository, branch=branch)
     owner_repo = repository.removeprefix("https://github.com/")
     return f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/notebooks/{notebook}"
 
@@ -115,6 +187,7 @@ LESSONS = {
 
 def steps_table(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The README's table of steps: step, pieces of td3_steps, notebook and its Colab link."""
+    _check_texts("steps_table", repository=repository, branch=branch)
     badge = f"[![Open in Colab]({COLAB_BADGE})]"
     lines = ["| step | piece of `td3_steps` | notebook | Colab |", "|---|---|---|---|"]
     for number, title, notebook, pieces in STEPS:
@@ -126,6 +199,7 @@ def steps_table(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
 
 def course_order(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The README's "Start here" list: notebook 01's Colab badge, then each notebook and what it teaches."""
+    _check_texts("course_order", repository=repository, branch=branch)
     first = STEPS[0][2]
     lines = [f"[![Open notebook 01 in Colab]({COLAB_BADGE})]({colab_url(first, repository, branch)})", ""]
     for number, title, notebook, _ in STEPS:
@@ -133,13 +207,20 @@ def course_order(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     return "\n".join(lines)
 
 
-def replace_between(text: str, start: str, end: str, body: str) -> str:
+def replace_between(text: str, start: str, end: str, body: str, name: str = "the text") -> str:
     """`text` with what lies between the marker lines `start` and `end` replaced by `body`.
 
-    How the scripts keep the README's generated tables (steps, results) current.
+    How the scripts keep the README's generated tables (steps, results) current. A missing marker, or an end
+    before the start, is a ValueError that names `name` (the file) and the marker, said before anything is written.
     """
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
+    if not start or not end:
+        raise ValueError(f"replace_between: the markers must not be empty, got {start!r} and {end!r}")
+    head, found, rest = text.partition(start)
+    if not found:
+        raise ValueError(f"{name} lacks the marker line {start}: put it (and {end} after it) around the generated part")
+    _, found, tail = rest.partition(end)
+    if not found:
+        raise ValueError(f"{name} has no marker line {end} after {start}: put it after the generated part")
     return f"{head}{start}\n{body}\n{end}{tail}"
 
 
@@ -169,7 +250,8 @@ def show_pipeline(step: int | None = None) -> None:
 
 
 def show_animation(gif: str | Path | bytes, width: int | None = None) -> None:
-    """Display a GIF (a path or its bytes) as an HTML <img> with the data inside it.
+    """Display a GIF (a path or its bytes) as an HTML <img> with the data inside it, `width` pixels wide (a whole
+    number >= 1; None: the GIF's own width).
 
     IPython's Image(format="gif") stores an image/gif output, which Jupyter shows but an
     nbconvert HTML export drops; an <img src="data:image/gif;base64,..."> shows everywhere.
@@ -178,10 +260,12 @@ def show_animation(gif: str | Path | bytes, width: int | None = None) -> None:
 
     if not isinstance(gif, (bytes, str, os.PathLike)):
         raise TypeError(f"show_animation shows a GIF: give its path or its bytes, got {gif!r:.80}.")
-    data = gif if isinstance(gif, bytes) else Path(gif).read_bytes()
+    if width is not None and not is_count(width, 1):
+        raise ValueError(f"show_animation: width must be a whole number of pixels >= 1 (or None), got {width!r:.80}")
+    data = gif if isinstance(gif, bytes) else as_path(gif, "show_animation's gif").read_bytes()
     if not data.startswith((b"GIF87a", b"GIF89a")):
         raise ValueError("show_animation shows GIF files: write one with td3_steps.render.write_video(frames, 'x.gif')")
-    size = f' width="{int(width)}"' if width else ""
+    size = "" if width is None else f' width="{int(width)}"'
     display(HTML(f'<img src="data:image/gif;base64,{base64.b64encode(data).decode()}"{size} alt="animation"/>'))
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
+from .counts import is_count
+
 # step: (title lines, formula lines). Each line fits its box in DejaVu Sans, the widest of the
 # usual sans-serif fonts (tests/test_pipeline_figures.py measures them).
 BOXES = {
@@ -66,7 +68,11 @@ def box_origin(step: int) -> tuple[int, int]:
 
 
 def stage_of(step: int) -> tuple[int, int, str, int, str, str]:
-    return next(stage for stage in STAGES if stage[0] <= step <= stage[1])
+    """The stage that holds `step` (1-15): a ValueError naming the step otherwise, not a bare StopIteration."""
+    stage = next((stage for stage in STAGES if is_count(step) and stage[0] <= step <= stage[1]), None)
+    if stage is None:
+        raise ValueError(f"stage_of: step must be one of 1-15, got {step!r:.80}")
+    return stage
 
 
 def _text(x: float, y: float, text: str, size: int, colour: str, anchor: str = "middle", extra: str = "") -> str:
@@ -125,10 +131,17 @@ def _arrow(source: int, target: int, highlight: int | None) -> str:
     )
 
 
+def checked_step(step) -> int | None:
+    """`step` as an int, if it is one of 1-15 (a numpy integer too: a loop over np.arange) or None; a ValueError
+    otherwise (True and 1.0 are no steps)."""
+    if step is not None and not (is_count(step, 1) and step in BOXES):
+        raise ValueError(f"step must be one of 1-15 (or None for the overview), got {step!r:.80}")
+    return None if step is None else int(step)
+
+
 def pipeline_title(step: int | None = None) -> str:
     """The picture's heading: "One TD3 iteration in fifteen steps", and the step highlighted."""
-    if step is not None and (type(step) is not int or step not in BOXES):  # not True, not 1.0
-        raise ValueError(f"step must be one of 1-15 (or None for the overview), got {step!r}")
+    step = checked_step(step)
     heading = "One TD3 iteration in fifteen steps"
     return heading if step is None else f"{heading}: step {step}, {' '.join(BOXES[step][0])}"
 
@@ -138,6 +151,7 @@ def pipeline_svg(step: int | None = None) -> str:
 
     With no step, the overview: every box in its stage's colour.
     """
+    step = checked_step(step)
     heading = pipeline_title(step)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{SHOWN_WIDTH}" height="{round(HEIGHT * SHOWN_WIDTH / WIDTH)}" '

@@ -10,9 +10,11 @@ import shutil
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 import td3_steps
+from scripts import sync_course
 from scripts.execute_notebooks import finish_progress_text
 from scripts.sync_course import readme_with_table, sync
 from td3_steps import course
@@ -161,8 +163,64 @@ def test_sync_points_every_badge_and_install_cell_at_a_fork(tmp_path):
 
     sync(tmp_path, course.REPOSITORY, course.BRANCH)
     assert {f: f.read_bytes() for f in files} == before, "pointing back restores every file"
-    with pytest.raises(SystemExit, match="OWNER/REPO"):
+    with pytest.raises(ValueError, match="OWNER/REPO"):
         sync(tmp_path, "https://github.com/teacher/td3-fall.git")
+
+
+FORK = "https://github.com/teacher/td3-fall"
+
+
+@pytest.fixture
+def course_copy(tmp_path):
+    """What sync_course writes, copied into tmp_path (of the notebooks, the first): it syncs there."""
+    for part in ("README.md", "notebooks/README.md", f"notebooks/{STEPS[0][2]}", "td3_steps/course.py",
+                 "assets/pipeline/overview.svg"):  # fmt: skip
+        (tmp_path / part).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / part, tmp_path / part)
+    return tmp_path
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_sync_checks_the_readme_before_writing_any_file(course_copy):
+    """A README without its steps:end marker was a `ValueError: not enough values to unpack`, after course.py had
+    been pointed at the fork: a rerun then took the fork for the old address, and left the old one in the READMEs."""
+    readme = course_copy / "README.md"
+    readme.write_text(readme.read_text().replace("<!-- steps:end -->", ""))
+    before = _files(course_copy)
+    with pytest.raises(ValueError, match=f"{readme} has no marker line <!-- steps:end --> after <!-- steps:start -->"):
+        sync(course_copy, FORK)
+    assert _files(course_copy) == before
+
+
+def test_a_sync_cut_short_is_finished_by_running_it_again(course_copy, monkeypatch):
+    """course.py is written last: interrupted before it, the rerun still knows the old address and repoints it."""
+    monkeypatch.setattr(sync_course, "write_notebook", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        sync(course_copy, FORK, "fall")
+    assert "td3-steps/td3-steps" in (course_copy / "td3_steps/course.py").read_text()
+    monkeypatch.undo()
+    sync(course_copy, FORK, "fall")
+    for part in ("README.md", "notebooks/README.md", "td3_steps/course.py"):
+        assert "td3-steps/td3-steps" not in (course_copy / part).read_text(), part
+    first = nbformat.read(course_copy / "notebooks" / STEPS[0][2], as_version=4).cells[0]
+    assert first.source == course.install_cell(FORK, "fall")
+
+
+@pytest.mark.parametrize("branch", ['a"b', "feature branch", "a..b", "-x", "x/", "x.lock", "", "a~1", "a\\b", "a:b"])
+def test_sync_refuses_a_branch_git_would_not_name(course_copy, branch):
+    """--branch 'a"b' wrote a SyntaxError into course.py, --branch 'feature branch' an address with a space."""
+    before = _files(course_copy)
+    with pytest.raises(ValueError, match="is no branch name git accepts"):
+        sync(course_copy, FORK, branch)
+    assert _files(course_copy) == before
+
+
+def test_sync_course_refuses_a_bad_branch_in_one_line(parser_error):
+    line = parser_error(sync_course.main, ["--branch", "feature branch"])
+    assert "--branch 'feature branch' is no branch name git accepts: give one without spaces" in line, line
 
 
 def test_shipped_walker_is_found_inside_the_package():
@@ -191,3 +249,57 @@ def test_show_animation_stores_the_gif_in_an_html_img(monkeypatch, tmp_path):
         show_animation(tmp_path / "x.png")
     with pytest.raises(TypeError, match="show_animation shows a GIF: give its path or its bytes, got None"):
         show_animation(None)
+
+
+def test_show_animation_takes_a_width_in_whole_pixels(monkeypatch):
+    """width=0.4 drew width="0", -5 width="-5", True width="1"; NaN, inf and 'big' were a ValueError or an
+    OverflowError from int(); a gif of '' an IsADirectoryError on '.'."""
+    import IPython.display  # noqa: PLC0415
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    show_animation(b"GIF89a", width=np.int64(320))
+    assert 'width="320"' in shown[0].data
+    for width in (0.4, -5, 0, True, float("nan"), float("inf"), "big"):
+        with pytest.raises(
+            ValueError, match=f"width must be a whole number of pixels >= 1 \\(or None\\), got {width!r}"
+        ):
+            show_animation(b"GIF89a", width=width)
+    with pytest.raises(ValueError, match="show_animation's gif must be a path; got an empty one"):
+        show_animation("")
+    assert len(shown) == 1
+
+
+def test_course_helpers_name_a_bad_argument():
+    """colab_url(None) gave '.../notebooks/None'; steps_table(None) and colab_url('x', repository=5) an
+    AttributeError on removeprefix; is_install_cell of a plain dict an AttributeError."""
+    for call, words in (
+        (lambda: colab_url(None), "colab_url: notebook must be a str, got None"),
+        (lambda: colab_url("x", repository=5), "colab_url: repository must be a str, got 5"),
+        (lambda: course.steps_table(None), "steps_table: repository must be a str, got None"),
+        (lambda: course.course_order(branch=3), "course_order: branch must be a str, got 3"),
+        (lambda: course.is_install_cell("%pip install td3_steps"), "is_install_cell: cell must be a notebook cell"),
+    ):
+        with pytest.raises(TypeError, match=re.escape(words)):
+            call()
+    with pytest.raises(ValueError, match="colab_url: notebook must not be empty"):
+        colab_url("")
+    assert course.is_install_cell({"cell_type": "code", "source": ["%pip install ", "td3_steps"]})
+    assert not course.is_install_cell({"cell_type": "markdown", "source": "%pip install td3_steps"})
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "words"),
+    [
+        ("a <e> b", "<s>", "<e>", "README.md lacks the marker line <s>"),
+        ("a <s> b", "<s>", "<e>", "README.md has no marker line <e> after <s>"),
+        ("a <e> b <s> c", "<s>", "<e>", "README.md has no marker line <e> after <s>"),
+        ("a <s> b <e>", "", "<e>", "the markers must not be empty"),
+    ],
+)
+def test_replace_between_names_a_missing_marker(text, start, end, words):
+    """A missing marker, or an end before the start, was `ValueError: not enough values to unpack`; '' 'empty
+    separator'."""
+    with pytest.raises(ValueError, match=re.escape(words)):
+        course.replace_between(text, start, end, "body", name="README.md")
+    assert course.replace_between("a <s> old <e> b", "<s>", "<e>", "new") == "a <s>\nnew\n<e> b"

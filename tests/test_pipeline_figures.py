@@ -7,6 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextPath
@@ -28,6 +29,7 @@ from td3_steps.pipeline import (
     WIDTH,
     box_origin,
     pipeline_svg,
+    stage_of,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +98,21 @@ def test_bad_step_is_refused_with_the_range():
     for bad in (0, 16, "8", True):
         with pytest.raises(ValueError, match="1-15"):
             pipeline_svg(bad)
+    with pytest.raises(ValueError, match="stage_of: step must be one of 1-15, got 16"):  # was a bare StopIteration
+        stage_of(16)
+
+
+def test_a_numpy_step_draws_as_its_int(monkeypatch):
+    """pipeline_svg(np.int64(3)) and show_pipeline(np.int64(3)) said "step must be one of 1-15 ... got np.int64(3)"
+    (a loop over np.arange gives numpy integers)."""
+    import IPython.display  # noqa: PLC0415
+
+    assert pipeline_svg(np.int64(3)) == pipeline_svg(3)
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, raw: shown.append(data))
+    course.show_pipeline(np.int64(3))
+    course.show_pipeline(3)
+    assert shown[0] == shown[1]
 
 
 def test_show_pipeline_displays_the_svg_with_a_png_for_viewers_that_will_not_draw_it(monkeypatch):

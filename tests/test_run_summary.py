@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scripts.run_summary import main
+from scripts.run_summary import main, summary
 from td3_steps.metrics import MetricsCSV
 
 # step -> evaluation mean: passes 100 at 2,000, falls back at 4,000, stays above from 5,000 on
@@ -47,6 +47,10 @@ def test_summary_says_when_the_level_is_not_kept_or_never_reached(run_dir, capsy
         (["--steps", "1000:"], "give --level too"),
         (["--level", "100", "--steps", "1000"], "is not FROM:TO"),
         (["--level", "100", "--steps", "a:b"], "is not FROM:TO"),
+        (["--level", "nan"], "argument --level: 'nan' is not a finite return"),
+        (["--level", "inf"], "argument --level: 'inf' is not a finite return"),
+        (["--level", "100", "--steps", "5:1"], "'5:1' is no range of steps: FROM must be >= 0 and TO at least FROM"),
+        (["--level", "100", "--steps=-5:"], "'-5:' is no range of steps"),
     ],
 )
 def test_bad_arguments_are_explained(run_dir, capsys, args, words):
@@ -61,7 +65,46 @@ def test_a_directory_without_a_run_is_explained(tmp_path, capsys):
     assert "is not a run directory: it needs run.json and metrics.csv" in capsys.readouterr().err
 
 
-def test_a_run_without_evaluations_yet_is_explained(run_dir):
+def test_a_run_without_evaluations_yet_is_explained(run_dir, parser_error):
     MetricsCSV(run_dir / "metrics.csv", resume_from_step=600)  # keeps only the first episode's row
-    with pytest.raises(SystemExit, match="has no evaluations yet: train the run further first"):
-        main([str(run_dir)])
+    line = parser_error(main, [str(run_dir)])
+    assert "metrics.csv has no evaluations yet: train the run further first" in line, line
+
+
+@pytest.mark.parametrize(
+    ("problem", "words"),
+    [
+        ("run.json {}", "run.json lacks env_id, preset, seed: give a run directory of `python -m td3_steps train`"),
+        ("run.json not JSON", "run.json cannot be read as JSON (Expecting"),
+        ("run.json a list", "run.json holds no JSON object"),
+        ("metrics.csv a folder", "metrics.csv is a folder: give a run directory"),
+        ("metrics.csv x,y", "metrics.csv is not a metrics file of td3_steps: give a run directory"),
+    ],
+)
+def test_a_damaged_run_is_one_line_before_any_summary(run_dir, tmp_path_factory, parser_error, capsys, problem, words):
+    """run.json {} was a KeyError, bad JSON a JSONDecodeError, metrics.csv a folder an IsADirectoryError, and a CSV
+    that is no metrics file said "has no evaluations yet: train the run further", after the runs before it were
+    printed."""
+    broken = tmp_path_factory.mktemp("broken")
+    for name in ("run.json", "metrics.csv"):
+        (broken / name).write_bytes((run_dir / name).read_bytes())
+    file, _, change = problem.partition(" ")
+    (broken / file).unlink()
+    if change == "a folder":
+        (broken / file).mkdir()
+    else:
+        (broken / file).write_text({"{}": "{}", "not JSON": "{'env_id':", "a list": "[]", "x,y": "x,y\n1,2\n"}[change])
+    line = parser_error(main, [str(run_dir), str(broken)])
+    assert f"{broken / file} " in line and words in line, line
+    assert capsys.readouterr().out == "", "a summary printed before the error"
+
+
+def test_evaluations_logged_without_time_are_summarised(tmp_path):
+    """A MetricsCSV of the Python API may log evaluation rows without time_s: that was an IndexError."""
+    (tmp_path / "run.json").write_text(json.dumps({"env_id": "Pendulum-v1", "preset": "pendulum", "seed": 3}))
+    log = MetricsCSV(tmp_path / "metrics.csv")
+    log({"step": 1000, "eval_return": -150.0, "eval_return_std": 5.0})
+    assert (
+        summary(tmp_path).splitlines()[0]
+        == f"{tmp_path} (Pendulum-v1, pendulum, seed 3): 1 evaluations up to 1,000 steps"
+    )

@@ -1,16 +1,19 @@
-"""Bad input to scripts/evaluate_agents.py and benchmarks/speed.py is one line that says what to do, given before
-anything is evaluated, measured or written."""
+"""Bad input to scripts/evaluate_agents.py, results_table.py, build_decks.py, execute_notebooks.py and
+benchmarks/speed.py is one line that says what to do, given before anything is evaluated, measured or written."""
 
 import importlib.util
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
+import nbformat
 import pytest
 import torch
 
-from scripts import evaluate_agents
+from scripts import build_decks, evaluate_agents, execute_notebooks, results_table
 from td3_steps import TD3, Policy
+from td3_steps.metrics import MetricsCSV
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,6 +75,108 @@ def test_protocol_json_is_written_whole(runs, monkeypatch):
     assert len(synced) == 1 and sorted(p.name for p in good.iterdir()) == ["policy.pt", "protocol.json"]
     written = json.loads((good / "protocol.json").read_text())
     assert written["env_id"] == "Pendulum-v1" and written["returns"] == [-150.0, -150.0]
+
+
+# ---------------------------------------------------------------- scripts/results_table.py
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """A repository in tmp_path with one shipped run, assets/pendulum (run.json, metrics.csv, protocol.json), and a
+    README with the results markers; results_table reads and writes there."""
+    run = tmp_path / "assets" / "pendulum"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"env_id": "Pendulum-v1", "preset": "pendulum", "seed": 0}))
+    MetricsCSV(run / "metrics.csv")({"step": 200, "eval_return": -1100.0, "eval_return_std": 0.0})
+    (run / "protocol.json").write_text(json.dumps({"episodes": 1, "returns": [-1533.1], "falls": None}))
+    (tmp_path / "README.md").write_text(f"# Results\n{results_table.START}\nold\n{results_table.END}\nthe end\n")
+    for name, path in (("ROOT", tmp_path), ("ASSETS", tmp_path / "assets"), ("PACKAGE_RUNS", tmp_path / "none")):
+        monkeypatch.setattr(results_table, name, path)
+    return run
+
+
+def test_the_results_table_is_written_between_the_markers(shipped, capsys):
+    results_table.main([])
+    readme = (shipped.parent.parent / "README.md").read_text()
+    assert readme.startswith(f"# Results\n{results_table.START}\n| task |") and readme.endswith(
+        f"{results_table.END}\nthe end\n"
+    )
+    assert "| Pendulum-v1 ([assets/pendulum](assets/pendulum)) | `pendulum` | 200 | 0 |" in readme
+    assert "-1533.1 ± 0.0, min -1533.1 (1 episodes)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("problem", "words"),
+    [
+        ("no protocol.json", "pendulum has no protocol.json: run `python -m scripts.evaluate_agents {run}` first"),
+        ("no end marker", "README.md has no marker line <!-- results:end --> after <!-- results:start -->"),
+        ("no start marker", "README.md lacks the marker line <!-- results:start -->"),
+    ],
+)
+def test_results_table_problems_are_one_line_before_the_readme_changes(shipped, parser_error, problem, words):
+    """A run without protocol.json was a FileNotFoundError, a README without its end marker a `ValueError: not
+    enough values to unpack` (course.replace_between)."""
+    readme = shipped.parent.parent / "README.md"
+    if problem == "no protocol.json":
+        (shipped / "protocol.json").unlink()
+    else:
+        marker = results_table.END if problem == "no end marker" else results_table.START
+        readme.write_text(readme.read_text().replace(marker, ""))
+    before = readme.read_text()
+    line = parser_error(results_table.main, [])
+    assert words.format(run=shipped) in line, line
+    assert readme.read_text() == before
+
+
+# ---------------------------------------------------------------- scripts/build_decks.py (argument checks only)
+def test_decks_refuse_a_notebook_against_its_schema_before_anything_is_made(tmp_path, parser_error):
+    """A cell tagged "solution" (a string, not a list) passed read_notebooks (nbformat.read only logs a schema error)
+    and failed inside nbconvert with a NotebookValidationError, after --out was made."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A deck")])
+    notebook.cells[0].metadata["tags"] = "solution"
+    (tmp_path / "bad.ipynb").write_text(json.dumps(notebook))  # nbformat.write would refuse it
+    line = parser_error(build_decks.main, [str(tmp_path / "bad.ipynb"), "--out", str(tmp_path / "decks"), "--online"])
+    where = "['cells'][0]['metadata']['tags']"
+    assert f"{tmp_path / 'bad.ipynb'} breaks the notebook format at {where}: 'solution' is not of type 'array'." in line
+    assert not (tmp_path / "decks").exists()
+
+
+def test_decks_refuse_a_folder_in_a_decks_place_before_the_first_deck(tmp_path, parser_error):
+    """OUT/<name>.slides.html a folder was an IsADirectoryError after the decks before it were written."""
+    for name in ("a", "b"):
+        cells = [nbformat.v4.new_markdown_cell(f"# Deck {name}")]
+        nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / f"{name}.ipynb")
+    (tmp_path / "decks" / "b.slides.html").mkdir(parents=True)
+    argv = [str(tmp_path / "a.ipynb"), str(tmp_path / "b.ipynb"), "--out", str(tmp_path / "decks"), "--online"]
+    line = parser_error(build_decks.main, argv)
+    assert f"Cannot write the file {tmp_path / 'decks' / 'b.slides.html'}: it is a directory." in line, line
+    assert [p.name for p in (tmp_path / "decks").iterdir()] == ["b.slides.html"]
+
+
+# ---------------------------------------------------------------- scripts/execute_notebooks.py
+def test_execute_checks_every_path_before_running_the_first(tmp_path, parser_error, monkeypatch):
+    """README.md among the notebooks was an NotJSONError traceback, after the notebooks before it had run."""
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "a.ipynb")
+    (tmp_path / "README.md").write_text("# not a notebook")
+    monkeypatch.setattr(execute_notebooks, "execute", lambda *a, **k: pytest.fail("executed before the check"))
+    line = parser_error(execute_notebooks.main, [str(tmp_path / "a.ipynb"), str(tmp_path / "README.md")])
+    assert f"{tmp_path / 'README.md'} is not a notebook (.ipynb)" in line, line
+
+
+def test_an_executed_notebook_is_written_whole(tmp_path, monkeypatch):
+    """The notebook was written in place: a full disk left the source notebook truncated. Now the old one stays."""
+    path = tmp_path / "a.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), path)
+    before = path.read_text()
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(
+        execute_notebooks, "NotebookClient", lambda notebook, **k: SimpleNamespace(execute=lambda: notebook)
+    )
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left on device"):
+        execute_notebooks.execute(path)
+    assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["a.ipynb"]
 
 
 # ---------------------------------------------------------------- benchmarks/speed.py

@@ -137,3 +137,23 @@ def test_the_notebooks_are_written_whole_after_every_one_is_read(tmp_path, monke
     with pytest.raises(nbformat.reader.NotJSONError):
         write_edition(tmp_path / "out2", notebooks=source)
     assert not (tmp_path / "out2").exists()
+
+
+def test_force_never_writes_through_a_link_into_the_course(tmp_path):
+    """With OUT/01_a.ipynb a link to the course's notebook, --force passed the check and the edition rewrote the
+    course's own notebook through it, its solution cell stripped."""
+    source = tmp_path / "notebooks"
+    source.mkdir()
+    solution = nbformat.v4.new_markdown_cell("```python\nx = 1\n```", metadata={"tags": ["solution"]})
+    nbformat.write(nbformat.v4.new_notebook(cells=[solution]), source / "01_a.ipynb")
+    before = (source / "01_a.ipynb").read_text()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "01_a.ipynb").symlink_to(source / "01_a.ipynb")
+    with pytest.raises(ValueError, match=r"01_a.ipynb is a link to .*01_a.ipynb, in the course's own notebooks/"):
+        student_edition.check_out(out, force=True, notebooks=source)
+    (out / "01_a.ipynb").unlink()
+    (out / "01_a.ipynb").symlink_to(Path("..") / "notebooks" / "01_a.ipynb")  # relative, as `ln -s` makes it
+    with pytest.raises(ValueError, match="remove the link, or give another folder"):
+        student_edition.check_out(out, force=True, notebooks=source)
+    assert (source / "01_a.ipynb").read_text() == before

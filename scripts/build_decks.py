@@ -115,12 +115,16 @@ def fetch_libraries(lib: Path) -> None:
             target = lib / name
             shutil.rmtree(target, ignore_errors=True)
             with tarfile.open(Path(tmp) / f"{name}-{version}.tgz") as archive:
-                members = [m for m in archive.getmembers() if m.isfile() and not m.name.endswith(".map") and any(
+                members = [m for m in archive.getmembers() if m.isfile() and not m.name.endswith(".map")
+                           and ".." not in m.name.split("/") and any(
                     m.name.removeprefix("package/") == w or m.name.removeprefix("package/").startswith(w + "/")
                     for w in wanted)]  # fmt: skip
                 for member in members:
                     member.name = member.name.removeprefix("package/")
-                archive.extractall(target, members=members, filter="data")
+                # Plain files of the wanted names only, so nothing lands outside target; tarfile's own check too where
+                # Python has it (3.10.12, 3.11.4 and later: Debian 12's 3.11.2 has not).
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                archive.extractall(target, members=members, **safe)
             write_text_atomically(target / ".version", version)
 
 

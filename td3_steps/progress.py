@@ -1,6 +1,7 @@
 """The training progress bar: tqdm.auto's, over environment steps (learn(progress_bar=True) and the command line).
 
-tqdm.auto draws a widget bar in Jupyter and Colab and a bar that fits the terminal's width; in a pipe or a CI
+tqdm.auto draws a widget bar in Jupyter and Colab and a bar that fits the terminal's width, redrawn each
+REDRAW_INTERVAL seconds; in a pipe or a CI
 log (no terminal), each redraw is a plain line instead, one at each evaluation and at most one every
 LINE_INTERVAL seconds. In a narrow terminal (80 columns, or a `!python -m td3_steps train` cell, which IPython
 runs at 80) the fields that do not fit beside the bar are left out, the losses first, then the return, so that
@@ -17,6 +18,9 @@ import sys
 from tqdm.auto import tqdm
 
 LINE_INTERVAL = 30.0  # seconds between two plain lines, where there is no terminal to redraw in
+# Seconds between two redraws in a terminal: often enough to watch, and few enough for a `!python -m td3_steps train`
+# cell, whose every redraw a notebook run by nbconvert stores as an output of its own (tqdm's 0.1 s: 538 in 2 min).
+REDRAW_INTERVAL = 1.0
 POSTFIX = {"episode_return": "return", "eval_return": "eval", "critic_loss": "critic loss", "actor_loss": "actor loss"}
 KEPT_LONGEST = ("eval", "return", "critic loss", "actor loss")  # where a terminal is too narrow for all, the last go
 
@@ -36,7 +40,7 @@ class TrainingProgress(tqdm):
         self._fields: dict[str, str] = {}
         super().__init__(
             total=end, initial=start, unit="step", smoothing=0, miniters=1, dynamic_ncols=terminal,
-            mininterval=0.1 if terminal else LINE_INTERVAL, file=file if terminal else _Lines(file),
+            mininterval=REDRAW_INTERVAL if terminal else LINE_INTERVAL, file=file if terminal else _Lines(file),
         )  # fmt: skip
         self._start_clock(start)
 

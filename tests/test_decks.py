@@ -266,3 +266,37 @@ def test_a_failed_npm_fetch_is_one_line_that_says_what_to_do(tmp_path, monkeypat
     message = str(stopped.value.code)
     assert message.startswith("error: npm pack reveal.js@") and "(npm error network request failed)" in message
     assert "build with --online" in message and len(message.splitlines()) == 1
+
+
+def test_libraries_unpack_on_a_python_without_tarfiles_filter(tmp_path, monkeypatch):
+    """Debian 12's Python 3.11.2 (and 3.10 before 3.10.12) has no extractall(filter=): the fetch failed with a
+    TypeError there. Only the wanted plain files are unpacked, nothing outside the library's folder."""
+    import io
+    import tarfile
+
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    for name, (version, wanted) in build_decks.LIBRARIES.items():
+        with tarfile.open(packs / f"{name}-{version}.tgz", "w:gz") as archive:
+            for member in (f"package/{wanted[0]}", f"package/{wanted[0]}.map", "package/other", "package/../x"):
+                info = tarfile.TarInfo(member)
+                info.size = len(member)
+                archive.addfile(info, io.BytesIO(member.encode()))
+    npm = tmp_path / "npm"
+    npm.write_text(f'#!/bin/sh\ncp {packs}/*.tgz "$4"\n')  # npm pack --silent --pack-destination DIR ...
+    npm.chmod(0o755)
+    monkeypatch.setattr(build_decks.shutil, "which", lambda name: str(npm))
+    old_extractall = tarfile.TarFile.extractall
+
+    def without_filter(self, path=".", members=None, *, numeric_owner=False, **others):
+        if others:
+            raise TypeError(f"TarFile.extractall() got an unexpected keyword argument {next(iter(others))!r}")
+        return old_extractall(self, path, members, numeric_owner=numeric_owner)
+
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    monkeypatch.setattr(tarfile.TarFile, "extractall", without_filter)
+    build_decks.fetch_libraries(tmp_path / "lib")
+    for name, (_, wanted) in build_decks.LIBRARIES.items():
+        files = sorted(str(p.relative_to(tmp_path / "lib" / name)) for p in (tmp_path / "lib" / name).rglob("*"))
+        assert files == sorted([".version", wanted[0]]), name
+    assert not (tmp_path / "lib" / "x").exists() and not (tmp_path / "x").exists()

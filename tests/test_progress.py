@@ -93,6 +93,16 @@ class Terminal(io.StringIO):
         return True
 
 
+def test_a_terminal_is_redrawn_once_a_second_not_ten_times(clock):
+    terminal = Terminal(120)
+    bar = TrainingProgress(0, 1000, 0, file=terminal)
+    for step in range(1, 1001):  # 10 s in all, a step each 10 ms
+        clock.now = step / 100
+        bar.step(Model(step))
+    assert 10 <= terminal.getvalue().count("\r") <= 12  # the first draw, then one a second
+    bar.close()
+
+
 @pytest.mark.parametrize(
     ("columns", "shown"),
     [(80, "return=-1640, eval=-1361"), (110, "critic loss=0.5321"), (150, "actor loss=-12.13"), (0, "actor loss")],

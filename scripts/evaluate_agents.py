@@ -69,17 +69,17 @@ def write_json(path: Path, data: dict) -> None:
 
 
 def load_policies(runs: list[Path]) -> dict[Path, Policy]:
-    """The policy of each run, or a ValueError naming the first that cannot be loaded (damaged, for an environment
-    that cannot be made here...)."""
-    policies = {}
-    for run in runs:
-        file = run / "policy.pt"
-        try:
-            policies[run] = Policy.load(file)
-        except (CheckpointError, ValueError, ImportError, OSError) as error:
-            text = " ".join(str(error).split())
-            raise ValueError(text if str(file) in text else f"{file}: {text}") from error
-    return policies
+    """The policy of each run, or a ValueError naming the first that cannot be loaded."""
+    return {run: load_policy(run / "policy.pt") for run in runs}
+
+
+def load_policy(file: Path) -> Policy:
+    """The actor in `file`, or a ValueError naming it (damaged, for an environment that cannot be made here...)."""
+    try:
+        return Policy.load(file)
+    except (CheckpointError, ValueError, ImportError, OSError) as error:
+        text = " ".join(str(error).split())
+        raise ValueError(text if str(file) in text else f"{file}: {text}") from error
 
 
 def check_protocol_files(runs: list[Path]) -> None:

@@ -10,14 +10,13 @@ tests/test_shipped_agents.py fails while the table is out of date.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from pathlib import Path
 
 from td3_steps.config import PRESETS
 from td3_steps.course import replace_between
-from td3_steps.files import write_text_atomically
-from td3_steps.metrics import best_evaluation_step, evaluations_of, read_metrics
+from td3_steps.files import read_json, write_text_atomically
+from td3_steps.metrics import best_evaluation_step, read_evaluations
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -114,8 +113,8 @@ def table() -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run_dirs in shipped_runs().values():
-        runs = [json.loads((d / "run.json").read_text()) for d in run_dirs]
-        evaluations = [evaluations_of(read_metrics(d / "metrics.csv")) for d in run_dirs]
+        runs = [read_json(d / "run.json", ("env_id", "preset", "seed")) for d in run_dirs]
+        evaluations = [read_evaluations(d / "metrics.csv")[1] for d in run_dirs]
         final = _cell(evaluations, max)
         best = _cell(evaluations, best_evaluation_step)
         unmeasured = [d for d in run_dirs if not (d / "protocol.json").exists()]
@@ -123,7 +122,7 @@ def table() -> str:
             raise ValueError(
                 f"{unmeasured[0]} has no protocol.json: run `python -m scripts.evaluate_agents {unmeasured[0]}` first"
             )
-        protocol = _protocol([json.loads((d / "protocol.json").read_text()) for d in run_dirs])
+        protocol = _protocol([read_json(d / "protocol.json") for d in run_dirs])
         steps = max(evaluations[0])
         seeds = ", ".join(str(run["seed"]) for run in runs)
         env_id, preset = runs[0]["env_id"], runs[0]["preset"]

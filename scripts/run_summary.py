@@ -10,45 +10,14 @@ be left out), how many evaluations lie above LEVEL, their median and the lowest.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 from pathlib import Path
 
-from td3_steps.metrics import best_evaluation_step, evaluations_of, is_metrics_file, read_metrics
+from td3_steps.files import read_json
+from td3_steps.metrics import best_evaluation_step, read_evaluations
 
 RUN_REMEDY = "give a run directory of `python -m td3_steps train`"
-
-
-def read_json(path: Path, keys: tuple[str, ...] = ()) -> dict:
-    """The JSON object in `path` (a run's run.json), or a ValueError naming it unless it is one that holds `keys`:
-    read by this script and scripts/ship_run.py before they print or write anything."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as error:  # a folder, JSONDecodeError, UnicodeDecodeError
-        raise ValueError(f"{path} cannot be read as JSON ({error}): {RUN_REMEDY}") from error
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} holds no JSON object: {RUN_REMEDY}")
-    missing = [key for key in keys if key not in data]
-    if missing:
-        raise ValueError(f"{path} lacks {', '.join(missing)}: {RUN_REMEDY}")
-    return data
-
-
-def read_evaluations(path: Path) -> tuple[dict[str, list[tuple[int, float]]], dict[int, tuple[float, float]]]:
-    """A metrics.csv's series (read_metrics) and its evaluations (evaluations_of), or a ValueError naming it unless
-    it is a metrics file of td3_steps with at least one evaluation (a check that belongs in td3_steps.metrics)."""
-    if not is_metrics_file(path):
-        kind = "a folder" if path.is_dir() else "missing" if not path.exists() else "not a metrics file of td3_steps"
-        raise ValueError(f"{path} is {kind}: {RUN_REMEDY}")
-    try:
-        series = read_metrics(path)
-    except ValueError as error:  # a step or a value that is no number
-        raise ValueError(f"{path} is damaged ({error}): {RUN_REMEDY}") from error
-    evaluations = evaluations_of(series)
-    if not evaluations:
-        raise ValueError(f"{path} has no evaluations yet: train the run further first.")
-    return series, evaluations
 
 
 def summary(run_dir: Path, level: float | None = None, ranges: tuple[tuple[int, int | None], ...] = ()) -> str:
@@ -132,8 +101,8 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"{run_dir} is not a run directory: it needs run.json and metrics.csv")
         try:
             summaries.append(summary(run_dir, args.level, tuple(args.steps)))
-        except ValueError as error:
-            parser.error(str(error))
+        except (OSError, ValueError) as error:
+            parser.error(f"{str(error).rstrip('.')} ({RUN_REMEDY})")
     print("\n".join(summaries))
 
 

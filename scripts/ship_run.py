@@ -21,11 +21,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from scripts.evaluate_agents import EPISODES, PROTOCOL_FILE, evaluate_run, write_json
-from scripts.run_summary import read_evaluations, read_json
-from td3_steps import CheckpointError, Policy
-from td3_steps.files import check_directory_path, check_file_path, make_parents, write_atomically
-from td3_steps.metrics import best_evaluation_step
+from scripts.evaluate_agents import EPISODES, PROTOCOL_FILE, evaluate_run, load_policy, write_json
+from td3_steps.files import check_directory_path, check_file_path, make_parents, read_json, write_atomically
+from td3_steps.metrics import best_evaluation_step, read_evaluations
 
 ACTORS = {"final": "policy.pt", "best": "best_policy.pt"}
 COPIED = ("metrics.csv", "learning_curve.png")
@@ -39,15 +37,6 @@ def shipped_actor(run_dir: Path, actor: str) -> dict:
     step = best_evaluation_step(evaluations) if actor == "best" else max(evaluations)
     mean, std = evaluations[step]
     return {"file": ACTORS[actor], "step": step, "validation_return": mean, "validation_return_std": std}
-
-
-def load_actor(file: Path) -> Policy:
-    """The actor in `file`, or a ValueError naming it (damaged, for an environment that cannot be made here...)."""
-    try:
-        return Policy.load(file)
-    except (CheckpointError, ValueError, ImportError, OSError) as error:
-        text = " ".join(str(error).split())
-        raise ValueError(text if str(file) in text else f"{file}: {text}") from error
 
 
 def check_destination(run_dir: Path, dest: Path) -> None:
@@ -70,8 +59,8 @@ def check_destination(run_dir: Path, dest: Path) -> None:
 def ship(dest: Path, files: dict[str, bytes], run: dict, protocol: dict) -> None:
     """Write the shipped files into `dest`: the old protocol.json removed before the first lands, the new one
     written last."""
-    make_parents(dest / PROTOCOL_FILE)
     (dest / PROTOCOL_FILE).unlink(missing_ok=True)
+    make_parents(dest / PROTOCOL_FILE)
     for name, data in files.items():
         write_atomically(dest / name, lambda f, data=data: f.write(data))
     write_json(dest / "run.json", run)
@@ -94,9 +83,9 @@ def main(argv: list[str] | None = None) -> None:
     actor_file = args.run_dir / ACTORS[args.actor]
     try:  # everything read and checked before DEST changes
         check_destination(args.run_dir, args.dest)
-        run = read_json(args.run_dir / "run.json")
+        run = read_json(args.run_dir / "run.json", ("env_id", "preset", "seed"))  # what the Results table reads
         run["shipped_actor"] = shipped_actor(args.run_dir, args.actor)
-        policy = load_actor(actor_file)
+        policy = load_policy(actor_file)
         files = {name: (args.run_dir / name).read_bytes() for name in COPIED}
         files["policy.pt"] = actor_file.read_bytes()
     except (ValueError, OSError) as error:

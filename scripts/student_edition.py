@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-from td3_steps.course import course_page_on_the_web, write_notebook
+from td3_steps.course import course_page_on_the_web, read_notebook, write_notebook
 from td3_steps.files import check_directory_path, check_file_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +74,7 @@ def source_notebooks(notebooks: Path = ROOT / "notebooks") -> list[Path]:
 def write_edition(out: Path, outputs: bool = True, notebooks: Path = ROOT / "notebooks") -> list[Path]:
     """Write the student edition of every notebook in `notebooks` into `out` (each file atomically, replacing one
     of that name); return the files. Every notebook is read before `out` is made."""
-    editions = {path.name: student_notebook(nbformat.read(path, as_version=4), outputs)
+    editions = {path.name: student_notebook(read_notebook(path), outputs)
                 for path in source_notebooks(notebooks)}  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -139,9 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.out)
     try:
         check_out(out, args.force)
+        written = write_edition(out, outputs=not args.no_outputs)  # a damaged notebook is named before OUT is made
     except (ValueError, OSError) as error:
         parser.error(str(error))
-    for path in write_edition(out, outputs=not args.no_outputs):
+    for path in written:
         print(path)
 
 

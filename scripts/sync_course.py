@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from td3_steps import course
-from td3_steps.course import write_notebook
+from td3_steps.course import read_notebook, write_notebook
 from td3_steps.files import make_parents, write_text_atomically
 from td3_steps.pipeline import pipeline_svg
 
@@ -33,7 +33,7 @@ STEPS_MARKERS = ("<!-- steps:start -->", "<!-- steps:end -->")
 COURSE_MARKERS = ("<!-- course:start -->", "<!-- course:end -->")
 GITHUB = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(?<!\.git)")
 # What git refuses in a branch name (git check-ref-format), and what would break course.py's string or an address.
-BAD_BRANCH = re.compile(r"""[\s"'`~^:?*\[\\]|\.\.|@\{|//|^[-/.]|[/.]$|\.lock$|[\x00-\x1f\x7f]""")
+BAD_BRANCH = re.compile(r"""[\s"'`~^:?*\[\\#%]|\.\.|@\{|//|^[-/.]|[/.]$|\.lock$|[\x00-\x1f\x7f]""")
 
 
 def check_address(repository: str, branch: str) -> None:
@@ -88,7 +88,7 @@ def with_repository(text: str, repository: str, branch: str) -> str:
 def synced_notebook(path: Path, old: tuple[str, str], new: tuple[str, str]) -> nbformat.NotebookNode | None:
     """The notebook at `path` with its install cell, RISE settings and addresses those of `new`; None where they
     are so already."""
-    notebook = nbformat.read(path, as_version=4)
+    notebook = read_notebook(path)
     before = nbformat.writes(notebook)
     for other in notebook.cells[1:]:
         other.source = repoint(other.source, old, new)
@@ -111,9 +111,10 @@ def _write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-def sync(root: Path = ROOT, repository: str | None = None, branch: str | None = None) -> list[str]:
+def sync(root: Path | None = None, repository: str | None = None, branch: str | None = None) -> list[str]:
     """Bring everything in `root` in line with course.py (pointing it at `repository` and `branch`); return what
     changed. A bad address or a README without its markers is a ValueError, before any file is written."""
+    root = ROOT if root is None else root
     course_py = root / "td3_steps" / "course.py"
     old = read_repository(course_py)
     new = (old[0] if repository is None else repository, old[1] if branch is None else branch)

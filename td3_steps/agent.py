@@ -28,7 +28,7 @@ from .config import TD3Config, config_of, unknown_names
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, check_agent_fits, resolve_device, warn_if_bfloat16_is_emulated
 from .features import make_features_extractor
-from .metrics import TensorBoardLog, UpdateStats, check_row, learn_logs
+from .metrics import TensorBoardLog, UpdateStats, check_row
 from .networks import CustomNet, build_actor, build_critics, make_target
 from .noise import make_noise
 from .policy import Policy
@@ -223,7 +223,7 @@ class TD3:
         total_timesteps = check_learn_arguments(self.learn, total_timesteps, progress_bar, others)
         callbacks = callbacks_of(callback, log, eval_freq, eval_episodes)
         self._learn_end = self.num_steps + total_timesteps
-        self._logs = learn_logs(log, self._tensorboard, self.num_steps)
+        self._logs = [f for f in (log, self._tensorboard) if f is not None]
         bar = None
         if progress_bar:
             from .progress import TrainingProgress  # here: tqdm.auto picks its bar (and may warn) on import

@@ -77,7 +77,8 @@ def learn_interrupted(step: int, end: int) -> KeyboardInterrupt:
     left = end - step
     return KeyboardInterrupt(
         f"learn stopped at step {step:,} of {end:,}: call learn again with {left} as total_timesteps, and this call's"
-        f" other arguments (log, callback, ...), for the {left:,} steps left."
+        f" other arguments (log, callback, ...), for the {left:,} steps left. A log made anew keeps the rows written"
+        f" so far as MetricsCSV(path, resume_from_step={step})."
     )
 
 

@@ -534,10 +534,14 @@ def _check_resumable(run_dir: Path) -> None:
         )
     check_checkpoint_path(run_dir / CHECKPOINT)
     metrics = run_dir / METRICS
-    if (run_dir / BEST_POLICY).exists() and not is_metrics_file(metrics):
-        problem = "is missing" if not metrics.is_file() else "is not the metrics file td3_steps writes"
+    if metrics.exists() and not is_metrics_file(metrics):
         raise RunError(
-            f"{metrics} {problem}. It holds the evaluations that chose {BEST_POLICY}, which resuming without them"
+            f"{metrics} is not the metrics file td3_steps writes, which resuming would write over: move it out of"
+            f" {run_dir} (and put the run's own back, if you have it), then resume."
+        )
+    if (run_dir / BEST_POLICY).exists() and not metrics.exists():
+        raise RunError(
+            f"{metrics} is missing. It holds the evaluations that chose {BEST_POLICY}, which resuming without them"
             f" would replace with the next evaluation's actor: put a copy of it back, or {START_AGAIN}."
         )
 

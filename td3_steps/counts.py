@@ -45,3 +45,9 @@ def is_number(value) -> bool:
         return math.isfinite(value)
     except OverflowError:  # a whole number beyond any float, 10**400 say
         return False
+
+
+def is_metric(value) -> bool:
+    """A number a metrics row may hold: an int or a float, numpy's included, NaN (nothing measured since the last
+    row) and inf (a diverged loss) too; not a bool, a tensor or None, which would spoil the CSV."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -108,6 +109,21 @@ def through_link(path: Path) -> Path:
     """Where a write of `path` goes: the file or directory a symbolic link `path` points to (the link stays, and
     goes on pointing at the new contents), else `path` itself."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def read_json(path, keys: tuple[str, ...] = ()) -> dict:
+    """The JSON object in `path` (a run's run.json, protocol.json), or a ValueError naming it where it cannot be
+    read, holds no JSON object, or lacks one of `keys`."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:  # missing, a folder, JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{path} cannot be read as JSON ({error})") from error
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} holds no JSON object")
+    missing = [key for key in keys if key not in data]
+    if missing:
+        raise ValueError(f"{path} lacks {', '.join(missing)}")
+    return data
 
 
 def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from .counts import is_count
+from .counts import is_count, is_metric, is_number
 from .files import (
     as_path,
     check_directory_path,
@@ -47,16 +47,12 @@ def check_row(row) -> None:
         )
     if not is_count(row["step"], 0):
         raise ValueError(f"log_metrics: 'step' must be a whole number >= 0, the environment step; got {row['step']!r}.")
-    name, value = next(((k, v) for k, v in row.items() if not _is_number(v)), (None, None))
+    name, value = next(((k, v) for k, v in row.items() if not is_metric(v)), (None, None))
     if name is not None:
         raise TypeError(
             f"log_metrics: {name!r} must be a number (an int or a float), got {value!r:.80}."
             + (" Read a tensor's number first: value.item()." if isinstance(value, torch.Tensor) else "")
         )
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class TrainingError(RuntimeError):
@@ -151,31 +147,29 @@ class MetricsCSV:
 
     An episode's row holds its return and the mean losses and Q-values of the updates
     since the previous row; an evaluation's row holds eval_return and eval_return_std.
-    `learn` tells it the step it begins at (`begin`), which drops the rows written after that
-    step: a new agent's learn starts the file afresh, an agent's next learn goes on with its
-    rows (a new MetricsCSV of the same file included), and a run resumed from a checkpoint
-    (`resume_from_step`, at once) loses the rows of the steps it takes again, and a last row
-    cut short by a crash. That rewrite is atomic (td3_steps.files): a crash during it leaves
-    the old file, never an empty one. A file that is not a metrics file is refused, not
-    written over.
+    A new MetricsCSV starts its file afresh (a file that is not a metrics file is refused,
+    not written over). Opening with `resume_from_step` keeps the rows up to that step
+    instead: an agent's next learn goes on with the file (resume_from_step=model.num_timesteps),
+    and a resumed run's CSV drops the rows of a run that went on past its last checkpoint,
+    and a last row cut short by a crash. That rewrite is atomic (td3_steps.files): a crash
+    during it leaves the old file, never an empty one.
     """
 
     def __init__(self, path, resume_from_step: int | None = None):
         self.path = check_file_path(as_path(path, "The metrics file"))
-        if not is_metrics_file(self.path):
-            if self.path.exists() and self.path.stat().st_size:
-                raise FileExistsError(
-                    f"{self.path} is not a td3_steps metrics file, and MetricsCSV would write over it. Choose"
-                    " another path, or delete it first."
-                )
+        if self.path.exists() and self.path.stat().st_size and not is_metrics_file(self.path):
+            raise FileExistsError(
+                f"{self.path} is not a td3_steps metrics file, and MetricsCSV would write over it. Choose another"
+                " path, or delete it first."
+            )
+        if resume_from_step is not None and self.path.exists():
+            rows = read_rows(self.path)
+            kept = [
+                row for row in rows if _whole(row) and row["step"].isdigit() and int(row["step"]) <= resume_from_step
+            ]
+            self._rewrite(kept)
+        else:
             self._rewrite([])
-        if resume_from_step is not None:
-            self.begin(resume_from_step)
-
-    def begin(self, step: int) -> None:
-        """Keep the whole rows up to `step` (the agent's num_timesteps where learn begins) and drop the others."""
-        rows = read_rows(self.path)
-        self._rewrite([row for row in rows if _whole(row) and row["step"].isdigit() and int(row["step"]) <= step])
 
     def _rewrite(self, rows: list[dict]) -> None:
         text = io.StringIO()
@@ -191,14 +185,6 @@ class MetricsCSV:
     def last_time(self) -> float:
         times = [float(r["time_s"]) for r in read_rows(self.path) if r.get("time_s")]
         return times[-1] if times else 0.0
-
-
-def learn_logs(log, tensorboard, step: int) -> list:
-    """Where learn, beginning at `step`, sends its rows: `log` and TensorBoard (either may be None); a MetricsCSV
-    is told where learn begins."""
-    if isinstance(log, MetricsCSV):
-        log.begin(step)
-    return [f for f in (log, tensorboard) if f is not None]
 
 
 class TensorBoardLog:
@@ -277,7 +263,9 @@ def read_metrics(path) -> dict[str, list[tuple[int, float]]]:
     path = as_path(path, "The metrics file")
     if not is_metrics_file(path):
         if not path.is_file():
-            raise FileNotFoundError(f"No metrics file at {path}.")
+            raise FileNotFoundError(
+                f"{path} is a folder, not a metrics file." if path.is_dir() else f"No metrics file at {path}."
+            )
         raise ValueError(f"{path} is not a td3_steps metrics file: its first line is not {','.join(COLUMNS)}.")
     series: dict[str, list[tuple[int, float]]] = {name: [] for name in COLUMNS[1:]}
     for line, row in enumerate(read_rows(path), start=2):
@@ -290,6 +278,16 @@ def read_metrics(path) -> dict[str, list[tuple[int, float]]]:
                         f"{path}, line {line}: step {row['step']!r} and {name} {row[name]!r} must be numbers."
                     ) from None
     return series
+
+
+def read_evaluations(path) -> tuple[dict[str, list[tuple[int, float]]], dict[int, tuple[float, float]]]:
+    """read_metrics' series of the file and its evaluations (evaluations_of); a ValueError naming it where it holds
+    none yet (and read_metrics' errors where it is missing or no metrics file)."""
+    series = read_metrics(path)
+    evaluations = evaluations_of(series)
+    if not evaluations:
+        raise ValueError(f"{path} has no evaluations yet: train the run further first.")
+    return series, evaluations
 
 
 def evaluations_of(series: dict[str, list[tuple[int, float]]]) -> dict[int, tuple[float, float]]:
@@ -324,7 +322,7 @@ def plot_learning_curve(csv_path, image_path, title: str = "", reference: float 
             f"plot_learning_curve draws {', '.join('.' + f for f in formats)} files; {image_path} has none of"
             " these suffixes."
         )
-    if reference is not None and not _is_number(reference):
+    if reference is not None and not is_number(reference):
         raise TypeError(
             f"plot_learning_curve: reference must be a number (a return to draw a line at), got {reference!r:.80}."
         )

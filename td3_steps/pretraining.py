@@ -44,11 +44,7 @@ def pretrain(
     """
     _check_options(epochs, batch_size, validation_fraction, learning_rate)
     observations = _array(observations)
-    try:
-        empty = np.size(observations) == 0
-    except ValueError:  # numpy's "inhomogeneous shape"
-        raise ValueError(f"pretrain: observations are not all of one shape: {observations!r:.80}.") from None
-    if empty:
+    if (len(observations) if isinstance(observations, (list, tuple)) else np.size(observations)) == 0:
         raise ValueError("pretrain: no pairs given: observations and actions must hold at least one each.")
     obs = torch.as_tensor(stored_observations(model.observation_space, observations), device=model.device)
     n = len(obs)

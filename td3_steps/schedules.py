@@ -13,7 +13,7 @@ to meta.json, so TD3.load then needs the config passed again (TD3.load(path, con
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .counts import is_number
@@ -56,7 +56,7 @@ SCHEDULES = {"linear": LinearSchedule}
 
 def schedule_from_dict(data: dict) -> LinearSchedule:
     """The schedule that `to_dict` described."""
-    data = dict(data) if isinstance(data, dict) else {}
+    data = dict(data) if isinstance(data, Mapping) else {}
     kind = data.pop("schedule", None)
     if isinstance(kind, str) and kind in SCHEDULES:
         try:

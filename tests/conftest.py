@@ -137,6 +137,15 @@ def flip_a_byte_of():
     return flip
 
 
+@pytest.fixture
+def files_in():
+    """files_in(folder): every file under `folder`, by its path there, with its bytes: to compare a folder before and
+    after a step that must leave it as it was."""
+    return lambda folder: {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()
+    }
+
+
 # ---------------------------------------------------------------- the exercise checkers
 @pytest.fixture(autouse=True)
 def replies_on_one_line(monkeypatch):

@@ -170,5 +170,6 @@ def test_learns_arguments_are_checked_and_its_interrupt_says_what_is_left():
     message = str(learn_interrupted(1_500, 12_000))
     assert message == (
         "learn stopped at step 1,500 of 12,000: call learn again with 10500 as total_timesteps, and this call's other"
-        " arguments (log, callback, ...), for the 10,500 steps left."
+        " arguments (log, callback, ...), for the 10,500 steps left. A log made anew keeps the rows written so far"
+        " as MetricsCSV(path, resume_from_step=1500)."
     )

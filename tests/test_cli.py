@@ -478,8 +478,13 @@ def test_resume_refuses_a_run_without_its_checkpoint_or_its_metrics(tmp_path, ca
     assert "metrics.csv is missing. It holds the evaluations that chose best_policy.pt" in line
     (run / "metrics.csv").write_text("garbage\n")
     line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
-    assert "metrics.csv is not the metrics file td3_steps writes" in line and "put a copy of it back" in line
+    assert "metrics.csv is not the metrics file td3_steps writes" in line and "move it out of" in line
     assert (run / "best_policy.pt").read_bytes() == best and TD3.load(run / "checkpoint").num_steps == 650
+    (run / "best_policy.pt").rename(run / "best.pt")  # a foreign metrics.csv is refused all the same, before
+    recorded = (run / "run.json").read_text()  # run.json records the new --steps
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert "metrics.csv is not the metrics file td3_steps writes" in line and (run / "run.json").read_text() == recorded
+    (run / "best.pt").replace(run / "best_policy.pt")
     (run / "saved.csv").replace(run / "metrics.csv")
     (run / "checkpoint").rename(run / "elsewhere")
     line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)

@@ -180,19 +180,15 @@ def course_copy(tmp_path):
     return tmp_path
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def test_sync_checks_the_readme_before_writing_any_file(course_copy):
+def test_sync_checks_the_readme_before_writing_any_file(files_in, course_copy):
     """A README without its steps:end marker was a `ValueError: not enough values to unpack`, after course.py had
     been pointed at the fork: a rerun then took the fork for the old address, and left the old one in the READMEs."""
     readme = course_copy / "README.md"
     readme.write_text(readme.read_text().replace("<!-- steps:end -->", ""))
-    before = _files(course_copy)
+    before = files_in(course_copy)
     with pytest.raises(ValueError, match=f"{readme} has no marker line <!-- steps:end --> after <!-- steps:start -->"):
         sync(course_copy, FORK)
-    assert _files(course_copy) == before
+    assert files_in(course_copy) == before
 
 
 def test_a_sync_cut_short_is_finished_by_running_it_again(course_copy, monkeypatch):
@@ -209,16 +205,19 @@ def test_a_sync_cut_short_is_finished_by_running_it_again(course_copy, monkeypat
     assert first.source == course.install_cell(FORK, "fall")
 
 
-@pytest.mark.parametrize("branch", ['a"b', "feature branch", "a..b", "-x", "x/", "x.lock", "", "a~1", "a\\b", "a:b"])
-def test_sync_refuses_a_branch_git_would_not_name(course_copy, branch):
+@pytest.mark.parametrize(
+    "branch", ['a"b', "feature branch", "a..b", "-x", "x/", "x.lock", "", "a~1", "a\\b", "a:b", "fall#1", "50%"]
+)
+def test_sync_refuses_a_branch_git_would_not_name(files_in, course_copy, branch):
     """--branch 'a"b' wrote a SyntaxError into course.py, --branch 'feature branch' an address with a space."""
-    before = _files(course_copy)
+    before = files_in(course_copy)
     with pytest.raises(ValueError, match="is no branch name git accepts"):
         sync(course_copy, FORK, branch)
-    assert _files(course_copy) == before
+    assert files_in(course_copy) == before
 
 
-def test_sync_course_refuses_a_bad_branch_in_one_line(parser_error):
+def test_sync_course_refuses_a_bad_branch_in_one_line(parser_error, course_copy, monkeypatch):
+    monkeypatch.setattr(sync_course, "ROOT", course_copy)  # the repository itself is never at stake
     line = parser_error(sync_course.main, ["--branch", "feature branch"])
     assert "--branch 'feature branch' is no branch name git accepts: give one without spaces" in line, line
 

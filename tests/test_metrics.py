@@ -112,14 +112,16 @@ def test_a_row_cut_short_by_a_crash_is_dropped_on_resume(tmp_path):
     assert [row["step"] for row in read_rows(path)] == ["100"]
 
 
-def test_learn_again_with_a_new_metrics_csv_goes_on_with_its_rows_and_a_new_agent_starts_afresh(tmp_path, toy_env,
-                                                                                                toy_config):  # fmt: skip
+def test_a_new_metrics_csv_starts_afresh_and_goes_on_from_a_step_when_asked(tmp_path, toy_env, toy_config):
     path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    for seed in (0, 1):  # one log over several agents keeps every row
+        TD3(toy_env(), toy_config, seed=seed, device="cpu").learn(10, log=log)
+    assert [row["step"] for row in read_rows(path)] == ["5", "10", "5", "10"]  # episodes of 5 steps
     model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(10, log=MetricsCSV(path))
-    model.learn(10, log=MetricsCSV(path))  # the cell run again for more steps, or after an interrupt
-    assert [row["step"] for row in read_rows(path)] == ["5", "10", "15", "20"]  # episodes of 5 steps
-    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(5, log=MetricsCSV(path))
-    assert [row["step"] for row in read_rows(path)] == ["5"]
+    assert [row["step"] for row in read_rows(path)] == ["5", "10"]  # a cell run again: the file afresh
+    model.learn(10, log=MetricsCSV(path, resume_from_step=model.num_timesteps))  # learn again, going on
+    assert [row["step"] for row in read_rows(path)] == ["5", "10", "15", "20"]
 
 
 def test_a_file_that_is_not_a_metrics_file_is_not_written_over(tmp_path):
@@ -176,8 +178,9 @@ def test_the_learning_curve_is_drawn_in_its_suffix_s_format_and_checked_first(tm
     assert (tmp_path / "curve.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match=r"draws .*\.png.*curve.txt has none"):
         plot_learning_curve(path, tmp_path / "curve.txt")
-    with pytest.raises(TypeError, match="reference must be a number"):
-        plot_learning_curve(path, tmp_path / "curve.png", reference="x")
+    for reference in ("x", float("nan")):  # NaN drew no line, and "reference nan" in the legend
+        with pytest.raises(TypeError, match="reference must be a number"):
+            plot_learning_curve(path, tmp_path / "curve.png", reference=reference)
     assert not (tmp_path / "curve.png").exists()
 
 

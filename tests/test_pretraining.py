@@ -43,7 +43,7 @@ def test_pretrain_refuses_bad_data(small_config):
     for wrong in (actions.astype(str).astype(object) + "x", {"a": 1}, [[0.1], [0.2, 0.3]] * 10):
         with pytest.raises(ValueError, match=r"actions must be numbers in one array shaped \(n, 1\)"):
             model.pretrain(obs, wrong)
-    with pytest.raises(ValueError, match="observations are not all of one shape"):
+    with pytest.raises(ValueError, match=r"Expected one observation of shape \(3,\) or a batch .* inhomogeneous"):
         model.pretrain([[0.0, 0.0, 0.0], [0.0, 0.0]] * 10, actions)
 
 

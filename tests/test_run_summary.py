@@ -74,11 +74,11 @@ def test_a_run_without_evaluations_yet_is_explained(run_dir, parser_error):
 @pytest.mark.parametrize(
     ("problem", "words"),
     [
-        ("run.json {}", "run.json lacks env_id, preset, seed: give a run directory of `python -m td3_steps train`"),
+        ("run.json {}", "run.json lacks env_id, preset, seed (give a run directory of `python -m td3_steps train`)"),
         ("run.json not JSON", "run.json cannot be read as JSON (Expecting"),
         ("run.json a list", "run.json holds no JSON object"),
-        ("metrics.csv a folder", "metrics.csv is a folder: give a run directory"),
-        ("metrics.csv x,y", "metrics.csv is not a metrics file of td3_steps: give a run directory"),
+        ("metrics.csv a folder", "metrics.csv is a folder, not a metrics file (give a run directory"),
+        ("metrics.csv x,y", "metrics.csv is not a td3_steps metrics file: its first line is not step,"),
     ],
 )
 def test_a_damaged_run_is_one_line_before_any_summary(run_dir, tmp_path_factory, parser_error, capsys, problem, words):

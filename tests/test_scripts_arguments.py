@@ -109,6 +109,9 @@ def test_the_results_table_is_written_between_the_markers(shipped, capsys):
         ("no protocol.json", "pendulum has no protocol.json: run `python -m scripts.evaluate_agents {run}` first"),
         ("no end marker", "README.md has no marker line <!-- results:end --> after <!-- results:start -->"),
         ("no start marker", "README.md lacks the marker line <!-- results:start -->"),
+        ("run.json {}", "pendulum/run.json lacks env_id, preset, seed"),  # was a KeyError traceback
+        ("no evaluations", "pendulum/metrics.csv has no evaluations yet"),  # was "max() arg is an empty sequence"
+        ("protocol.json not JSON", "pendulum/protocol.json cannot be read as JSON"),
     ],
 )
 def test_results_table_problems_are_one_line_before_the_readme_changes(shipped, parser_error, problem, words):
@@ -117,6 +120,12 @@ def test_results_table_problems_are_one_line_before_the_readme_changes(shipped, 
     readme = shipped.parent.parent / "README.md"
     if problem == "no protocol.json":
         (shipped / "protocol.json").unlink()
+    elif problem == "run.json {}":
+        (shipped / "run.json").write_text("{}")
+    elif problem == "no evaluations":
+        MetricsCSV(shipped / "metrics.csv")({"step": 200, "episode_return": -1100.0})
+    elif problem == "protocol.json not JSON":
+        (shipped / "protocol.json").write_text("{'episodes':")
     else:
         marker = results_table.END if problem == "no end marker" else results_table.START
         readme.write_text(readme.read_text().replace(marker, ""))

@@ -34,14 +34,10 @@ def protocol(monkeypatch):
     monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: [-150.0] * n)
 
 
-def files_of(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def test_the_chosen_actor_is_shipped_with_its_protocol(run_dir, tmp_path, protocol):
+def test_the_chosen_actor_is_shipped_with_its_protocol(files_in, run_dir, tmp_path, protocol):
     dest = tmp_path / "assets" / "pendulum"
     ship_run.main([str(run_dir), str(dest), "--actor", "best", "--episodes", "2"])
-    assert sorted(files_of(dest)) == SHIPPED
+    assert sorted(files_in(dest)) == SHIPPED
     assert (dest / "policy.pt").read_bytes() == (run_dir / "best_policy.pt").read_bytes()
     run = json.loads((dest / "run.json").read_text())
     assert run["shipped_actor"] == {"file": "best_policy.pt", "step": 200, "validation_return": -900.0,
@@ -50,14 +46,14 @@ def test_the_chosen_actor_is_shipped_with_its_protocol(run_dir, tmp_path, protoc
 
 
 @pytest.mark.parametrize("where", ["the run", "inside the run", "above the run"])
-def test_a_run_is_never_shipped_into_itself(run_dir, parser_error, protocol, where):
+def test_a_run_is_never_shipped_into_itself(files_in, run_dir, parser_error, protocol, where):
     """`ship_run RUN RUN --actor best` replaced the run's final policy.pt with its best one, and rewrote run.json."""
     dest = {"the run": run_dir, "inside the run": run_dir / "shipped", "above the run": run_dir.parent}[where]
-    before = files_of(run_dir)
+    before = files_in(run_dir)
     line = parser_error(ship_run.main, [str(run_dir), str(dest), "--actor", "best", "--episodes", "1"])
     words = {"the run": "is", "inside the run": "lies inside", "above the run": "holds"}[where]
     assert f"DEST {dest} {words} the run directory {run_dir}: give a folder apart from the run" in line, line
-    assert files_of(run_dir) == before and not (run_dir / "shipped").exists()
+    assert files_in(run_dir) == before and not (run_dir / "shipped").exists()
 
 
 @pytest.mark.parametrize(
@@ -73,7 +69,7 @@ def test_a_run_is_never_shipped_into_itself(run_dir, parser_error, protocol, whe
         ("DEST/policy.pt a link into the run", "{dest}/policy.pt is a link into the run directory"),
     ],
 )
-def test_bad_input_is_one_line_before_dest_changes(run_dir, tmp_path, parser_error, read_only, monkeypatch, problem,
+def test_bad_input_is_one_line_before_dest_changes(files_in, run_dir, tmp_path, parser_error, read_only, monkeypatch, problem,
                                                    words):  # fmt: skip
     """Each was a traceback (CheckpointError, ValueError from max() of no evaluations, JSONDecodeError,
     IsADirectoryError, FileExistsError, NotADirectoryError, OSError 30), most of them after DEST had received
@@ -101,18 +97,18 @@ def test_bad_input_is_one_line_before_dest_changes(run_dir, tmp_path, parser_err
     else:
         (dest / "policy.pt").symlink_to(run_dir / "best_policy.pt")
     monkeypatch.setattr(Policy, "episode_returns", lambda *a, **k: pytest.fail("evaluated before every check"))
-    before = files_of(tmp_path)
+    before = files_in(tmp_path)
     line = parser_error(ship_run.main, [str(run_dir), str(dest), "--actor", "final", "--episodes", "1"])
     assert words.format(dest=dest, dest_parent=dest.parent) in line, line
-    assert files_of(tmp_path) == before and not list(tmp_path.rglob("*.tmp"))
+    assert files_in(tmp_path) == before and not list(tmp_path.rglob("*.tmp"))
 
 
-def test_an_interrupted_protocol_leaves_dest_as_it_was(run_dir, tmp_path, protocol, monkeypatch):
+def test_an_interrupted_protocol_leaves_dest_as_it_was(files_in, run_dir, tmp_path, protocol, monkeypatch):
     """Ctrl-C during the protocol of a second shipping left the new policy.pt and run.json beside the old
     protocol.json, which speaks for another actor."""
     dest = tmp_path / "dest"
     ship_run.main([str(run_dir), str(dest), "--episodes", "1"])
-    before = files_of(dest)
+    before = files_in(dest)
 
     def interrupted(self, n, **kwargs):
         raise KeyboardInterrupt
@@ -120,7 +116,7 @@ def test_an_interrupted_protocol_leaves_dest_as_it_was(run_dir, tmp_path, protoc
     monkeypatch.setattr(Policy, "episode_returns", interrupted)
     with pytest.raises(KeyboardInterrupt):
         ship_run.main([str(run_dir), str(dest), "--actor", "best", "--episodes", "1"])
-    assert files_of(dest) == before
+    assert files_in(dest) == before
 
 
 def test_a_write_that_fails_midway_leaves_no_protocol_for_other_files(run_dir, tmp_path, protocol, monkeypatch):

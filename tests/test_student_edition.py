@@ -134,7 +134,7 @@ def test_the_notebooks_are_written_whole_after_every_one_is_read(tmp_path, monke
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["01_a.ipynb", "02_b.ipynb"]  # no .tmp left
     assert nbformat.read(written[1], as_version=4).cells[0].source == "02_b.ipynb"
     (source / "02_b.ipynb").write_text("not a notebook")
-    with pytest.raises(nbformat.reader.NotJSONError):
+    with pytest.raises(ValueError, match=r"02_b.ipynb is not a notebook nbformat reads"):
         write_edition(tmp_path / "out2", notebooks=source)
     assert not (tmp_path / "out2").exists()
 

@@ -1,11 +1,14 @@
-"""What the Pendulum-v1 benchmarks share: a training run's evaluations, and the checks of their arguments and
-output files, made before any training starts.
+"""What the benchmark scripts share: a Pendulum-v1 training run's evaluations, the checks of their arguments and
+output files, made before any training starts, and the running of Stable-Baselines3 in a child process.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -69,3 +72,18 @@ def write_results(path: Path, data: dict) -> None:
     except OSError as error:
         print(text, end="", flush=True)
         sys.exit(f"error: the results are printed above, as they could not be written: {' '.join(str(error).split())}")
+
+
+def require_stable_baselines3(parser: argparse.ArgumentParser) -> None:
+    if importlib.util.find_spec("stable_baselines3") is None:
+        parser.error('Stable-Baselines3 is not installed: pip install -e ".[bench]"')
+
+
+def run_child(command: list[str], what: str, shown: str | None = None) -> str:
+    """Run `command` (shown as `shown`, by default the command itself) and return its stdout; if it fails, exit
+    saying that `what` failed, with the command and the command's own stderr."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        said = done.stderr.rstrip() or "(nothing on stderr)"
+        sys.exit(f"{what} failed (exit status {done.returncode}): {shown or shlex.join(command)}\n{said}")
+    return done.stdout

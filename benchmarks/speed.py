@@ -30,19 +30,17 @@ prints the replay memory's size for 1M HalfCheetahBulletEnv-v0 transitions.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
-import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 import torch
+from common import require_stable_baselines3, run_child
 
 from td3_steps import TD3, ReplayMemory, SpaceError, TD3Config, make_env
 from td3_steps.cli import at_least
@@ -87,23 +85,6 @@ def make_agent(name: str, env_id: str, warmup: int, seed: int, device: str):
     if name == "Stable-Baselines3":
         return sb3_agent(env_id, warmup, seed, device)
     return td3_steps_agent(env_id, warmup, seed, mixed_precision=name == "td3_steps bf16", device=device)
-
-
-# ---------------------------------------------------------------- Stable-Baselines3 and child processes
-# (time_to_solve.py uses them too)
-def require_stable_baselines3(parser: argparse.ArgumentParser) -> None:
-    if importlib.util.find_spec("stable_baselines3") is None:
-        parser.error('Stable-Baselines3 is not installed: pip install -e ".[bench]"')
-
-
-def run_child(command: list[str], what: str, shown: str | None = None) -> str:
-    """Run `command` (shown as `shown`, by default the command itself) and return its stdout; if it fails, exit
-    saying that `what` failed, with the command and the command's own stderr."""
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        said = done.stderr.rstrip() or "(nothing on stderr)"
-        sys.exit(f"{what} failed (exit status {done.returncode}): {shown or shlex.join(command)}\n{said}")
-    return done.stdout
 
 
 # ---------------------------------------------------------------- whole steps, one fresh process each

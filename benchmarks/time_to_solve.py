@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from speed import require_stable_baselines3, run_child
+from common import require_stable_baselines3, run_child
 
 from td3_steps.cli import at_least
 

@@ -1,5 +1,5 @@
-"""Bad input to the benchmarks in benchmarks/ (but speed.py, in test_scripts_arguments.py) is argparse's one-line
-usage error, given before any training starts; their result files are checked first and written whole."""
+"""Bad input to the benchmarks in benchmarks/ is argparse's one-line usage error, given before any training or
+measurement starts; their result files are checked first and written whole."""
 
 import importlib
 import importlib.util
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from td3_steps import TD3Config
 
@@ -253,3 +254,66 @@ def test_a_failed_child_command_is_named_with_its_own_error(bench):
     assert message.startswith(f"The td3_steps run of seed -1 failed (exit status 1): {sys.executable} -m td3_steps")
     assert "train --seed -1 --out " in message, message
     assert "error: argument --seed: takes an integer >= 0, not '-1'" in message, message
+
+
+# ---------------------------------------------------------------- speed.py
+QUICK = ["--warmup", "10", "--steps", "10", "--repeats", "1", "--updates", "5", "--rounds", "1"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--steps", "0"], "argument --steps: takes an integer >= 1, not '0'"),
+        (["--steps", "-5"], "argument --steps: takes an integer >= 1, not '-5'"),
+        (["--steps", "abc"], "argument --steps: takes an integer >= 1, not 'abc'"),
+        (["--updates", "0"], "argument --updates: takes an integer >= 1, not '0'"),
+        (["--warmup", "0"], "argument --warmup: takes an integer >= 1, not '0'"),
+        (["--repeats", "0"], "argument --repeats: takes an integer >= 1, not '0'"),
+        (["--rounds", "0"], "argument --rounds: takes an integer >= 1, not '0'"),
+        (["--threads", "-2"], "argument --threads: takes an integer >= 0, not '-2'"),
+        (["--seed", "-1"], "argument --seed: takes an integer >= 0, not '-1'"),
+        (["--envs", "CartPole-v1"], "--envs: CartPole-v1: TD3 needs bounded continuous actions"),
+        (["--envs", "Pendulum-v1", "NoSuch-v0"], "--envs: Cannot make environment 'NoSuch-v0'"),
+        (["--device", "cuda"], "--device cuda: no CUDA GPU is available here"),
+    ],
+)
+def test_speed_refuses_bad_arguments_before_measuring(bench, parser_error, monkeypatch, argv, words):
+    """--steps 0 and --updates 0 were a ZeroDivisionError after every measurement, --warmup 0 and --steps -5 an
+    IndexError in the child, --repeats 0 and --rounds 0 a StatisticsError, CartPole-v1 an IndexError, NoSuch-v0 a
+    traceback, --device cuda without a GPU an AssertionError; --threads -2 was ignored."""
+    speed = bench["speed"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(speed, "whole_steps", lambda *a: pytest.fail("measured before the check"))
+    monkeypatch.setattr(speed, "updates_alone", lambda *a: pytest.fail("measured before the check"))
+    argv = argv if "--envs" in argv else [*argv, "--envs", "Pendulum-v1"]
+    line = parser_error(speed.main, [*QUICK, *argv])
+    assert words in line, line
+
+
+def test_speed_without_stable_baselines3_says_how_to_install_it(bench, parser_error, monkeypatch):
+    speed = bench["speed"]
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "stable_baselines3" else find_spec(name, *a)
+    )
+    monkeypatch.setattr(speed, "whole_steps", lambda *a: pytest.fail("measured before the check"))
+    line = parser_error(speed.main, [*QUICK, "--envs", "Pendulum-v1"])
+    assert 'Stable-Baselines3 is not installed: pip install -e ".[bench]"' in line, line
+
+
+def test_speed_measures_with_good_arguments(bench, capsys, monkeypatch):
+    speed = bench["speed"]
+    pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is in the bench extra")
+    asked = []
+
+    def measured(names, env_id, warmup, count, repeats, seed, device):
+        asked.append((env_id, warmup, count, repeats, seed, device))
+        return {name: [100.0] * repeats for name in names}
+
+    monkeypatch.setattr(speed, "whole_steps", measured)
+    monkeypatch.setattr(speed, "updates_alone", measured)
+    speed.main([*QUICK, "--envs", "Pendulum-v1", "--seed", "3", "--bf16", "no", "--threads", "0"])
+    assert asked == [("Pendulum-v1", 10, 10, 1, 3, "cpu"), ("Pendulum-v1", 10, 5, 1, 3, "cpu")]
+    assert "| Pendulum-v1 | whole steps | 100 steps/s | 100 steps/s (1.00x) | not timed (--bf16 no) |" in (
+        capsys.readouterr().out
+    )

@@ -1,7 +1,6 @@
-"""Bad input to scripts/evaluate_agents.py, results_table.py, build_decks.py, execute_notebooks.py and
-benchmarks/speed.py is one line that says what to do, given before anything is evaluated, measured or written."""
+"""Bad input to scripts/evaluate_agents.py, results_table.py, build_decks.py and execute_notebooks.py is one line
+that says what to do, given before anything is evaluated, measured or written."""
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -9,7 +8,6 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-import torch
 
 from scripts import build_decks, evaluate_agents, execute_notebooks, results_table
 from td3_steps import TD3, Policy
@@ -186,71 +184,3 @@ def test_an_executed_notebook_is_written_whole(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left on device"):
         execute_notebooks.execute(path)
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["a.ipynb"]
-
-
-# ---------------------------------------------------------------- benchmarks/speed.py
-@pytest.fixture(scope="module")
-def speed():
-    spec = importlib.util.spec_from_file_location("speed_benchmark", ROOT / "benchmarks" / "speed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-QUICK = ["--warmup", "10", "--steps", "10", "--repeats", "1", "--updates", "5", "--rounds", "1"]
-
-
-@pytest.mark.parametrize(
-    ("argv", "words"),
-    [
-        (["--steps", "0"], "argument --steps: takes an integer >= 1, not '0'"),
-        (["--steps", "-5"], "argument --steps: takes an integer >= 1, not '-5'"),
-        (["--steps", "abc"], "argument --steps: takes an integer >= 1, not 'abc'"),
-        (["--updates", "0"], "argument --updates: takes an integer >= 1, not '0'"),
-        (["--warmup", "0"], "argument --warmup: takes an integer >= 1, not '0'"),
-        (["--repeats", "0"], "argument --repeats: takes an integer >= 1, not '0'"),
-        (["--rounds", "0"], "argument --rounds: takes an integer >= 1, not '0'"),
-        (["--threads", "-2"], "argument --threads: takes an integer >= 0, not '-2'"),
-        (["--seed", "-1"], "argument --seed: takes an integer >= 0, not '-1'"),
-        (["--envs", "CartPole-v1"], "--envs: CartPole-v1: TD3 needs bounded continuous actions"),
-        (["--envs", "Pendulum-v1", "NoSuch-v0"], "--envs: Cannot make environment 'NoSuch-v0'"),
-        (["--device", "cuda"], "--device cuda: no CUDA GPU is available here"),
-    ],
-)
-def test_speed_refuses_bad_arguments_before_measuring(speed, parser_error, monkeypatch, argv, words):
-    """--steps 0 and --updates 0 were a ZeroDivisionError after every measurement, --warmup 0 and --steps -5 an
-    IndexError in the child, --repeats 0 and --rounds 0 a StatisticsError, CartPole-v1 an IndexError, NoSuch-v0 a
-    traceback, --device cuda without a GPU an AssertionError; --threads -2 was ignored."""
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(speed, "whole_steps", lambda *a: pytest.fail("measured before the check"))
-    monkeypatch.setattr(speed, "updates_alone", lambda *a: pytest.fail("measured before the check"))
-    argv = argv if "--envs" in argv else [*argv, "--envs", "Pendulum-v1"]
-    line = parser_error(speed.main, [*QUICK, *argv])
-    assert words in line, line
-
-
-def test_speed_without_stable_baselines3_says_how_to_install_it(speed, parser_error, monkeypatch):
-    find_spec = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "stable_baselines3" else find_spec(name, *a)
-    )
-    monkeypatch.setattr(speed, "whole_steps", lambda *a: pytest.fail("measured before the check"))
-    line = parser_error(speed.main, [*QUICK, "--envs", "Pendulum-v1"])
-    assert 'Stable-Baselines3 is not installed: pip install -e ".[bench]"' in line, line
-
-
-def test_speed_measures_with_good_arguments(speed, capsys, monkeypatch):
-    pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is in the bench extra")
-    asked = []
-
-    def measured(names, env_id, warmup, count, repeats, seed, device):
-        asked.append((env_id, warmup, count, repeats, seed, device))
-        return {name: [100.0] * repeats for name in names}
-
-    monkeypatch.setattr(speed, "whole_steps", measured)
-    monkeypatch.setattr(speed, "updates_alone", measured)
-    speed.main([*QUICK, "--envs", "Pendulum-v1", "--seed", "3", "--bf16", "no", "--threads", "0"])
-    assert asked == [("Pendulum-v1", 10, 10, 1, 3, "cpu"), ("Pendulum-v1", 10, 5, 1, 3, "cpu")]
-    assert "| Pendulum-v1 | whole steps | 100 steps/s | 100 steps/s (1.00x) | not timed (--bf16 no) |" in (
-        capsys.readouterr().out
-    )

@@ -42,9 +42,10 @@ def run(n_critics: int, seed: int, steps: int, every: int, n_states: int) -> dic
     agent = TD3("Pendulum-v1", CONFIG.replace(n_critics=n_critics), seed=seed, device="cpu")
     generator = torch.Generator().manual_seed(seed)
     estimates, returns = [], []
+    first = first_measurement(every)
 
     def measure(model: TD3) -> None:
-        if model.num_steps > model.config.learning_starts and model.num_steps % every == 0:
+        if model.num_steps >= first and model.num_steps % every == 0:
             estimate, true_return = estimate_and_true_return(model, n_states, generator)
             estimates.append(round(float(estimate.mean()), 3))
             returns.append(round(float(true_return.mean()), 3))

@@ -36,6 +36,7 @@ from .polyak import polyak_update
 from .replay_memory import ReplayMemory
 from .schedules import apply_learning_rate, value_at
 from .seeding import ACTING, TRAIN_EPISODES, UPDATES, check_seed, derived_seed
+from .stops import interrupts_noted
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
 Callback = Callable[["TD3"], "bool | None"]  # see td3_steps.callbacks
@@ -232,27 +233,30 @@ class TD3:
             self._logs.append(bar.show)
             callbacks.insert(0, bar.step)
         try:
-            for _ in range(total_timesteps):
-                row = self._collect_step()
-                if self.num_steps > self.config.learning_starts and self._memory_warm():
-                    self._steps_since_training += 1
-                    if self._training_due(episode_ended=row is not None):
-                        self._train()
-                if row is not None:
-                    row.update(self._stats.flush(self.critic_updates, self.num_steps))
-                    self.log_metrics(row)
-                going_on = [goes_on(f, f(self)) for f in callbacks]  # every one runs, as in Stable-Baselines3
-                if not all(going_on):
-                    break
+            with interrupts_noted() as interrupted:  # a notebook's interrupt stops between two steps (td3_steps.stops)
+                for _ in range(total_timesteps):
+                    row = self._collect_step()
+                    if self.num_steps > self.config.learning_starts and self._memory_warm():
+                        self._steps_since_training += 1
+                        if self._training_due(episode_ended=row is not None):
+                            self._train()
+                    if row is not None:
+                        row.update(self._stats.flush(self.critic_updates, self.num_steps))
+                        self.log_metrics(row)
+                    going_on = [goes_on(f, f(self)) for f in callbacks]  # every one runs, as in Stable-Baselines3
+                    if not all(going_on) or interrupted:
+                        break
             self._check_finite()
-        except KeyboardInterrupt:  # a notebook's interrupt
-            raise learn_interrupted(self.num_steps, self._learn_end) from None
+        except KeyboardInterrupt:  # a callback's, or a second interrupt, at once
+            raise learn_interrupted(self.num_steps, self._learn_end, within_a_step=bool(interrupted)) from None
         finally:
             self._logs = []
             if bar is not None:
                 bar.close()
             if self._tensorboard is not None:
                 self._tensorboard.flush()
+        if interrupted:
+            raise learn_interrupted(self.num_steps, self._learn_end)
         return self
 
     def log_metrics(self, row: dict) -> None:

@@ -72,9 +72,15 @@ def goes_on(callback: Callable, answer) -> bool:
     )
 
 
-def learn_interrupted(step: int, end: int) -> KeyboardInterrupt:
-    """The KeyboardInterrupt that learn raises for a notebook's interrupt: where training stands, and how to finish."""
+def learn_interrupted(step: int, end: int, within_a_step: bool = False) -> KeyboardInterrupt:
+    """The KeyboardInterrupt that learn raises for a notebook's interrupt: where training stands, and how to finish;
+    `within_a_step` where a second interrupt stopped it at once, inside the step after `step`."""
     left = end - step
+    if within_a_step:
+        return KeyboardInterrupt(
+            f"learn stopped at once, inside step {step + 1:,} of {end:,} (a second interrupt), which it may have left"
+            " half done: go on from your last checkpoint (TD3.load) rather than with this agent."
+        )
     return KeyboardInterrupt(
         f"learn stopped at step {step:,} of {end:,}: call learn again with {left} as total_timesteps, and this call's"
         f" other arguments (log, callback, ...), for the {left:,} steps left. A log made anew keeps the rows written"

@@ -53,6 +53,7 @@ from .metrics import (
     read_metrics,
 )
 from .policy import UNTIMED_EPISODE_LIMIT, Policy
+from .stops import signals_handled
 
 RUN_FILE = "run.json"
 METRICS = "metrics.csv"
@@ -687,7 +688,7 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         save_checkpoint(model)  # before the final evaluation, which Ctrl-C or SIGTERM may cut short
     if final_evaluation:
         try:  # no step boundary to stop at here: a stop signal ends the evaluation at once
-            with _signals_handled(STOP_SIGNALS, _raise_stopped):
+            with signals_handled(STOP_SIGNALS, _raise_stopped):
                 mean, std = model.evaluate(run["eval_episodes"])
         except _Stopped as stopped:
             how = f"during the final evaluation; the checkpoint at step {model.num_steps} is saved. Finish with"
@@ -767,18 +768,7 @@ class _Guarded:
 
 def _stopped_by(signals, stop: list[int]):
     """While inside, each of `signals` appends its number to `stop` instead of ending the process."""
-    return _signals_handled(signals, lambda received, _: stop.append(received))
-
-
-@contextlib.contextmanager
-def _signals_handled(signals, handler: Callable) -> Iterator[None]:
-    """While inside, `handler` receives each of `signals`; the previous handlers come back after."""
-    previous = {number: signal.signal(number, handler) for number in signals}
-    try:
-        yield
-    finally:
-        for number, earlier in previous.items():
-            signal.signal(number, earlier)
+    return signals_handled(signals, lambda received, _: stop.append(received))
 
 
 class _Stopped(Exception):

@@ -3,7 +3,10 @@
 import copy
 import inspect
 import math
+import os
+import signal
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -440,6 +443,50 @@ def test_an_interrupted_learn_says_where_it_stopped_and_how_to_finish(small_conf
     ):
         model.learn(100, callback=interrupt_at_30)
     assert model.learn(70).num_steps == 100
+
+
+class InterruptedAt(gym.Wrapper):
+    """Pendulum-v1 that receives `count` interrupts (SIGINT, a notebook's Kernel > Interrupt) in its `at`-th step,
+    between the simulation and the return of its result: inside the agent's step."""
+
+    def __init__(self, at: int | None = None, count: int = 1):
+        super().__init__(gym.make("Pendulum-v1"))
+        self.at, self.count, self.steps = at, count, 0
+
+    def step(self, action):
+        result = self.env.step(action)
+        self.steps += 1
+        for _ in range(self.count if self.steps == self.at else 0):
+            os.kill(os.getpid(), signal.SIGINT)
+        return result
+
+
+def test_an_interrupt_inside_a_step_stops_after_it_and_learn_goes_on_as_if_never_stopped(small_config, params, same):
+    """A real interrupt was raised where it landed: inside a step, it left the environment stepped and its transition
+    not stored, or the memory's position moved on and its size not, so that a checkpoint saved then did not load."""
+    config = small_config.replace(learning_starts=20)
+    straight = TD3(InterruptedAt(), config, seed=0, device="cpu").learn(60)
+    env = InterruptedAt(at=35)
+    model = TD3(env, config, seed=0, device="cpu")
+    env.steps = 0  # the steps the agent's check of the env took
+    with pytest.raises(KeyboardInterrupt, match=r"^learn stopped at step 35 of 60: call learn again with 25 as"):
+        model.learn(60)
+    assert (model.memory.size, model.memory.position) == (35, 35)
+    model.learn(25)
+
+    def networks(m):
+        return [m.actor, m.critics, m.actor_target, m.critic_targets]
+
+    assert all(same(params(a), params(b)) for a, b in zip(networks(model), networks(straight)))
+    assert torch.equal(model.memory.obs, straight.memory.obs) and torch.equal(
+        model.memory.action, straight.memory.action
+    )
+
+    env = InterruptedAt(at=35, count=2)
+    twice = TD3(env, config, seed=0, device="cpu")
+    env.steps = 0
+    with pytest.raises(KeyboardInterrupt, match=r"^learn stopped at once, inside step 35 of 60 \(a second interrupt\)"):
+        twice.learn(60)
 
 
 def test_an_agent_larger_than_the_free_memory_is_refused_before_it_is_filled(monkeypatch, small_config):

@@ -613,6 +613,16 @@ def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True)
             f"set_parameters: missing {missing}, unexpected {unexpected}; the names are {list(PARAMETERS)}"
             " (exact_match=False loads a subset of them)."
         )
+    for name in ("actor", "actor_target"):  # their bounds are buffers: another env's would act outside this one's
+        state = parameters.get(name)
+        if isinstance(state, dict) and "action_low" in state and "action_high" in state:
+            low, high = (torch.as_tensor(state[key]).detach().cpu() for key in ("action_low", "action_high"))
+            mismatch = bounds_mismatch(low, high, model.action_space) if low.shape == model.action_low.shape else None
+            if mismatch:
+                raise ValueError(
+                    f"set_parameters: {name!r} comes from an agent of another environment: {mismatch}. Give the"
+                    " parameters of an agent of this environment's action space."
+                )
     given = [name for name in PARAMETERS if name in parameters]
     # torch's load_state_dict copies what fits before it refuses the rest: each is tried on a copy first, so that
     # a refused call leaves the agent as it was

@@ -4,6 +4,7 @@ import copy
 import json
 import re
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -446,6 +447,19 @@ def test_get_and_set_parameters(toy_env, toy_config, params, same):
         wide.set_parameters(list(model.get_parameters().values()))
 
 
+def test_set_parameters_refuses_an_actor_of_other_action_bounds(small_config, params, same):
+    """The bounds are the actor's buffers: an agent of Pendulum took [-2, 2] from another agent's parameters while its
+    env, rescaled to [-1, 1], was given actions outside its space; TD3.load refused the same case."""
+    rescaled = TD3(gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -1.0, 1.0), small_config, seed=0, device="cpu")
+    before = params(rescaled.actor)
+    other = TD3("Pendulum-v1", small_config, seed=1, device="cpu").get_parameters()
+    for name in ("actor", "actor_target"):
+        with pytest.raises(ValueError, match=rf"set_parameters: '{name}' comes from an agent of another environment:"
+                           r" the actor acts in low \[-2.0\], high \[2.0\]"):  # fmt: skip
+            rescaled.set_parameters({name: other[name]}, exact_match=False)
+    assert same(params(rescaled.actor), before) and rescaled.actor.action_high.tolist() == [1.0]
+
+
 def test_a_refused_set_parameters_changes_nothing(toy_env, toy_config, params, same):
     """torch copies the tensors that fit before it refuses the rest; set_parameters must not leave them half-loaded."""
     model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(20)
@@ -456,7 +470,8 @@ def test_a_refused_set_parameters_changes_nothing(toy_env, toy_config, params, s
     before_buffers = {name: [b.clone() for b in getattr(model, name).buffers()] for name in before_params}
     optimizer_state = copy.deepcopy(model.actor_optimizer.state_dict())
     low = model.action_space.low.copy()
-    bad_actor = {key: torch.zeros(1) for key in model.actor.state_dict()}  # the (1,) bounds fit, the weights do not
+    bad_actor = {key: torch.zeros(1) for key in model.actor.state_dict()}  # the bounds fit, the weights do not
+    bad_actor.update(action_low=model.actor.action_low.clone(), action_high=model.actor.action_high.clone())
     for parameters in (
         {"actor": bad_actor},
         {

@@ -115,7 +115,14 @@ def warn_if_id_leaves_out(env: gym.Env, file: str, loader: str) -> None:
     make env again on loading with `loader` (e.g. "TD3.load")."""
     left_out = id_leaves_out(env)
     if left_out:
+        statistics = sorted({type(w).__name__ for w, _ in normalizers(env)})
         warn(
             f"{file} names its environment by id, {env.spec.id!r}, and loading makes it without"
             f" {', '.join(left_out)}: pass the environment when loading it, {loader}(path, env=...)."
+            + (
+                f" The running statistics of {' and '.join(statistics)} are not saved: such an environment gathers"
+                " them afresh."
+                if statistics
+                else ""
+            )
         )

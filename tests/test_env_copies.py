@@ -116,6 +116,15 @@ def test_normalisation_statistics_are_the_training_envs_frozen(small_config):
     assert model.evaluate(2) == first
 
 
+def test_saving_an_agent_whose_env_normalises_says_its_statistics_are_not_kept(small_config, tmp_path):
+    """The warning told to pass the environment to TD3.load, which gathered the statistics afresh without a word."""
+    env = gym.wrappers.NormalizeObservation(gym.make("Pendulum-v1"))
+    model = TD3(env, small_config, seed=0, device="cpu").learn(10)
+    with pytest.warns(UserWarning, match=r"TD3.load\(path, env=...\)\. The running statistics of"
+                      r" NormalizeObservation are not saved"):  # fmt: skip
+        model.save(tmp_path / "checkpoint")
+
+
 class Locked(gym.Wrapper):
     def __init__(self, env):
         super().__init__(env)

@@ -389,7 +389,13 @@ def save_agent(model, path, include_memory: bool) -> None:
     """Write a TD3 agent's checkpoint directory (TD3.save): agent_state, and the replay memory where asked."""
     check_flag("save", "include_memory", include_memory)
     meta, state = agent_state(model)
+    dropped = not include_memory and isinstance(path, (str, os.PathLike)) and (Path(path) / MEMORY).is_file()
     write_checkpoint(path, meta, state, model.memory.state_dict() if include_memory else None)
+    if dropped:
+        warn(
+            f"{path} held a replay memory, which this save (include_memory=False) left out: save with"
+            " include_memory=True to keep one."
+        )
     warn_if_id_leaves_out(model.env, "A checkpoint", "TD3.load")
 
 

@@ -106,6 +106,15 @@ def test_checkpoint_without_memory_still_loads(tmp_path, small_config):
     assert np.array_equal(loaded.predict(obs)[0], model.predict(obs)[0])
 
 
+def test_saving_over_a_checkpoint_with_a_memory_without_one_says_so(tmp_path, small_config):
+    """TD3.load, learn, save to the same path (include_memory=False by default) dropped the memory without a word."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(150)
+    model.save(tmp_path / "ckpt", include_memory=True)
+    with pytest.warns(UserWarning, match=r"ckpt held a replay memory, which this save \(include_memory=False\) left"):
+        TD3.load(tmp_path / "ckpt", device="cpu").save(tmp_path / "ckpt")
+    assert not (tmp_path / "ckpt" / "replay_memory.pt").exists()
+
+
 def test_a_plain_callable_schedule_saves_and_asks_for_the_config_on_load(tmp_path, toy_env, toy_config):
     noise = LinearSchedule(0.3, 0.05)
     config = toy_config.replace(learning_rate=lambda progress: 1e-3 * progress + 1e-5, exploration_noise=noise)

@@ -28,6 +28,7 @@ from td3_steps import (
 )
 from td3_steps.config import field_names
 from td3_steps.envs import make_env
+from td3_steps.stops import signals_handled
 
 
 # ---------------------------------------------------------------- the update against the paper's
@@ -461,7 +462,17 @@ class InterruptedAt(gym.Wrapper):
         return result
 
 
-def test_an_interrupt_inside_a_step_stops_after_it_and_learn_goes_on_as_if_never_stopped(small_config, params, same):
+@pytest.fixture
+def sigint_as_in_a_notebook():
+    """SIGINT handled by Python's own handler, as in a Jupyter cell: a job started in the background (CI's) ignores
+    it, and learn then leaves it alone."""
+    with signals_handled((signal.SIGINT,), signal.default_int_handler):
+        yield
+
+
+def test_an_interrupt_inside_a_step_stops_after_it_and_learn_goes_on_as_if_never_stopped(
+    small_config, params, same, sigint_as_in_a_notebook
+):
     """A real interrupt was raised where it landed: inside a step, it left the environment stepped and its transition
     not stored, or the memory's position moved on and its size not, so that a checkpoint saved then did not load."""
     config = small_config.replace(learning_starts=20)

@@ -621,9 +621,9 @@ def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True)
         )
     for name in ("actor", "actor_target"):  # their bounds are buffers: another env's would act outside this one's
         state = parameters.get(name)
-        if isinstance(state, dict) and "action_low" in state and "action_high" in state:
-            low, high = (torch.as_tensor(state[key]).detach().cpu() for key in ("action_low", "action_high"))
-            mismatch = bounds_mismatch(low, high, model.action_space) if low.shape == model.action_low.shape else None
+        low, high = (state.get(key) if isinstance(state, dict) else None for key in ("action_low", "action_high"))
+        if isinstance(low, torch.Tensor) and isinstance(high, torch.Tensor) and low.shape == model.action_low.shape:
+            mismatch = bounds_mismatch(low.detach().cpu(), high.detach().cpu(), model.action_space)
             if mismatch:
                 raise ValueError(
                     f"set_parameters: {name!r} comes from an agent of another environment: {mismatch}. Give the"

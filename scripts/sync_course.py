@@ -46,7 +46,7 @@ def check_address(repository: str, branch: str) -> None:
     if not branch or BAD_BRANCH.search(branch):
         raise ValueError(
             f"--branch {branch!r} is no branch name git accepts: give one without spaces, quotes, '..', any of ~^:?*[\\"
-            " or a leading '-', e.g. main or fall-2025"
+            " (nor # or %, which cut an address) or a leading '-', e.g. main or fall-2025"
         )
 
 

@@ -31,7 +31,7 @@ from .config import ConfigError, TD3Config
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import bounds_mismatch, stored_observation
-from .failures import warn
+from .failures import listing, warn
 from .files import (
     as_path,
     check_parents,
@@ -120,8 +120,8 @@ def check_checkpoint_path(path) -> Path:
         directory, names = next(iter(foreign.items()))
         raise CheckpointError(
             f"Cannot write a checkpoint directory at {path}: {directory} holds more than a td3_steps checkpoint"
-            f" ({', '.join(sorted(FILES))}), and saving replaces it whole: {', '.join(names[:5])}"
-            f"{' ...' if len(names) > 5 else ''} would be lost. Move that away, or give a new name, such as"
+            f" ({listing(sorted(FILES))}), and saving replaces it whole: {listing(names, 5)}"
+            " would be lost. Move that away, or give a new name, such as"
             f" {path / 'checkpoint'}."
         )
     check_writable(path)

@@ -42,6 +42,7 @@ from .agent import TD3
 from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint, foreign_files
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .envs import time_limit
+from .failures import listing
 from .files import as_path, through_link, write_text_atomically
 from .metrics import (
     MetricsCSV,
@@ -425,7 +426,7 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
     held = _claim(run_dir)
     replaced = _replaced_by_out(run_dir, args.force)  # again: another run may have begun there meanwhile
     if replaced:
-        print(f"--force: replacing {', '.join(_names(replaced))} in {run_dir}.", file=sys.stderr)
+        print(f"--force: replacing {_names(replaced)} in {run_dir}.", file=sys.stderr)
     for path in replaced:
         target = through_link(path)  # a link (checkpoint/ on a bigger disk) stays, and what it points to goes
         if target.is_dir():
@@ -454,7 +455,7 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
                 " --force to replace it."
             )
         raise RunError(
-            f"--out {run_dir} is not empty ({', '.join(_names(entries, 5))}): choose another --out, or add --force"
+            f"--out {run_dir} is not empty ({_names(entries, 5)}): choose another --out, or add --force"
             f" to train into it, replacing the run files there ({', '.join(RUN_FILES)}) and keeping the others."
         )
     return [p for p in entries if _is_run_file(p.name)]
@@ -485,9 +486,8 @@ def _episodes(n: int) -> str:
     return f"{n} deterministic episode{'s' * (n != 1)}"
 
 
-def _names(paths: list[Path], at_most: int | None = None) -> list[str]:
-    names = [p.name + "/" if p.is_dir() else p.name for p in paths]
-    return names if at_most is None or len(names) <= at_most else [*names[:at_most], "..."]
+def _names(paths: list[Path], at_most: int | None = None) -> str:
+    return listing([p.name + "/" if p.is_dir() else p.name for p in paths], at_most)
 
 
 def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]:
@@ -529,7 +529,7 @@ def _check_resumable(run_dir: Path) -> None:
     if foreign:
         directory, names = next(iter(foreign.items()))
         raise RunError(
-            f"{directory} holds {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}, which no checkpoint holds,"
+            f"{directory} holds {listing(names, 5)}, which no checkpoint holds,"
             f" and the next save replaces {directory.name}/ whole: move {'it' if len(names) == 1 else 'them'} out of"
             f" {directory}, then resume."
         )

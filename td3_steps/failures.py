@@ -186,6 +186,13 @@ def generator_problem(where: str, generator, device: torch.device, holder: str) 
     return None
 
 
+def listing(names, at_most: int | None = None) -> str:
+    """`names` joined for a message, the first `at_most` of them and " ..." where there are more."""
+    names = list(names)
+    shown = names if at_most is None else names[:at_most]
+    return ", ".join(shown) + (" ..." if len(shown) < len(names) else "")
+
+
 def first_problem(*problems: Exception | None) -> Exception | None:
     """The first of `problems` that is an error, or None."""
     return next((p for p in problems if p is not None), None)

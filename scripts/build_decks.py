@@ -65,6 +65,8 @@ OFFLINE_URLS = {
 # nbconvert's reveal template, less Mermaid (loaded from a CDN, and no notebook draws with it), with every
 # picture drawn 440 px high (the figures are stored small, at 80 dpi: their labels must read on a projector) or
 # as wide as the slide, and a solution that scrolls once open and is laid out again, rather than run off the slide.
+# Printed output is as wide as the code above it (nbconvert gives it 90%) and wraps a long line between words.
+# Presenter notes stay hidden, and a note says what is missing, where reveal.js could not be loaded.
 TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {%- block html_head_css -%}
@@ -73,6 +75,9 @@ TEMPLATE = """{%- extends 'index.html.j2' -%}
   height: 440px; width: auto; max-width: 100%; object-fit: contain;
 }
 .reveal details[open] { max-height: 640px; overflow-y: auto; }
+.reveal div.jp-OutputArea-output > pre { width: auto; word-break: normal; overflow-wrap: anywhere; }
+aside.notes { display: none; }
+.td3-unloaded { background: #fff3cd; border: 1px solid #c9a227; padding: 1em; font: 20px sans-serif; }
 </style>
 {%- endblock html_head_css -%}
 {%- block footer_js -%}
@@ -82,6 +87,20 @@ TEMPLATE = """{%- extends 'index.html.j2' -%}
 document.addEventListener("toggle", function () {
   require(["{{ reveal_url_prefix }}/dist/reveal.js"], function (Reveal) { Reveal.layout(); });
 }, true);
+// Where reveal.js cannot be loaded (a deck copied without lib/, or built --online and shown offline), the page is
+// the notebook as one long page: say why, at its top.
+window.addEventListener("load", function () {
+  var unloaded = function () {
+    var note = document.createElement("p");
+    note.className = "td3-unloaded";
+    note.textContent = "This deck could not load reveal.js from {{ reveal_url_prefix }}, so it shows as one page."
+      + " Keep the lib/ folder that build_decks.py wrote beside the deck (copy the whole decks/ folder),"
+      + " or, for a deck built with --online, open it where the web can be reached.";
+    document.body.insertBefore(note, document.body.firstChild);
+  };
+  if (typeof require === "undefined") unloaded();  // require.js itself is missing
+  else require(["{{ reveal_url_prefix }}/dist/reveal.js"], function () {}, unloaded);
+});
 </script>
 {%- endblock footer_js -%}
 """
@@ -138,7 +157,6 @@ def exporter(online: bool = False) -> SlidesExporter:
         reveal_height=str(HEIGHT),
         reveal_theme="white",
         reveal_number="c/t",
-        reveal_scroll=True,  # a slide taller than the screen (a long table, a figure under its text) scrolls
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         **urls,

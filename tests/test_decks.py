@@ -163,6 +163,62 @@ def test_arrow_keys_move_through_every_slide_and_nothing_is_too_wide(decks, brow
     )
 
 
+def test_a_smaller_window_shows_every_slide_whole_scaled_down(decks, browser):
+    """Decks put a slide taller than 95% of the window into a scrolling box: in a laptop's browser window (1366x650),
+    32 slides in 14 decks were cut at the bottom, their code's last lines and output out of sight. reveal.js scales
+    each slide to the window instead (the slides fit 1280x720: the test above)."""
+    page = browser.new_page(viewport={"width": 1366, "height": 600})
+    page.goto(f"{decks['07_target_critics'].as_uri()}?transition=none&backgroundTransition=none")
+    page.wait_for_selector(".reveal.ready", timeout=30_000)
+    page.evaluate("window.Reveal = require('lib/reveal.js/dist/reveal.js')")
+    cut, slides = [], page.evaluate("Reveal.getTotalSlides()")
+    for k in range(slides):
+        page.evaluate("k => { const i = Reveal.getIndices(Reveal.getSlides()[k]); Reveal.slide(i.h, i.v); }", k)
+        page.evaluate(SETTLED)
+        where, scrolls, bottom = page.evaluate(
+            "(() => { const s = Reveal.getCurrentSlide();"
+            " return [location.hash, s.scrollHeight > s.clientHeight + 1, s.getBoundingClientRect().bottom]; })()"
+        )
+        if scrolls or bottom > 600:
+            cut.append(where)
+    unloaded = page.query_selector(".td3-unloaded")  # the note for a deck without its lib/: not here
+    page.close()
+    assert slides > 10 and not cut, f"slides cut in a 1366x600 window: {cut}"
+    assert unloaded is None
+
+
+def test_printed_output_is_as_wide_as_the_code_and_a_checkers_reply_fits_its_lines(decks, browser):
+    """Output was 90% as wide as the code and broke a word where it ran out: "convert wit / h" in 36 lines of 14
+    decks, most in the checkers' replies (wrapped at 100 columns)."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.goto(f"{decks['04_sample_a_batch'].as_uri()}?transition=none#/7/2")  # the exercise's reply to a wrong answer
+    page.wait_for_selector(".reveal.ready", timeout=30_000)
+    page.evaluate(SETTLED)
+    code, output, lines, rendered = page.evaluate("""() => {
+      const slide = require('lib/reveal.js/dist/reveal.js').getCurrentSlide();
+      const pre = slide.querySelector('.jp-OutputArea-output > pre');
+      const height = parseFloat(getComputedStyle(pre).lineHeight);
+      return [slide.querySelector('.jp-InputArea-editor').getBoundingClientRect().right,
+              pre.getBoundingClientRect().right, pre.textContent.trimEnd().split('\\n').length,
+              Math.round((pre.clientHeight - parseFloat(getComputedStyle(pre).paddingTop) * 2) / height)];
+    }""")
+    page.close()
+    assert abs(code - output) <= 2 and lines > 5 and rendered == lines
+
+
+def test_a_deck_copied_without_its_lib_hides_the_notes_and_says_what_is_missing(decks, browser, tmp_path):
+    """A deck copied alone showed one long page with the presenter notes in it, and nothing said why."""
+    alone = tmp_path / decks["08_clipped_double_q"].name
+    shutil.copy(decks["08_clipped_double_q"], alone)
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.goto(alone.as_uri())
+    note = page.wait_for_selector(".td3-unloaded", timeout=15_000)
+    assert "could not load reveal.js from lib/reveal.js" in note.inner_text() and note.is_visible()
+    notes = page.query_selector_all("aside.notes")
+    assert notes and not any(aside.is_visible() for aside in notes)
+    page.close()
+
+
 def test_a_deck_shows_figures_and_tagged_experiments_without_their_code_and_no_widgets():
     figure = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
     printed = nbformat.v4.new_output("stream", text="result\n")

@@ -36,6 +36,11 @@ def _content(cells) -> str:
     return "\n".join(parts)
 
 
+def _undigited(text: str) -> str:
+    """`text` without its digits: critic1 and critic alike."""
+    return "".join(c for c in text if not c.isdigit())
+
+
 def test_the_edition_has_every_notebook(editions):
     for edition in editions:
         assert [p.name for p in edition] == [p.name for p in NOTEBOOKS]
@@ -69,6 +74,13 @@ def test_no_solution_no_notes_every_check_says_not_yet(editions, index):
     assert len(checks) == len(_cells(source, "check")) == 1, "one check cell, kept"
     out = "".join(o.get("text", "") for o in checks[0].outputs if o.output_type == "stream")
     assert out.startswith("Not yet"), f"the stored check output should say Not yet, not {out[:60]!r}"
+    reply = _undigited(" ".join(out.split()))  # step 3's said copy.deepcopy(critic).requires_grad_(False)
+    for cell in _cells(source, "solution"):
+        code = solution_code(cell) if cell.cell_type == "markdown" else cell.source
+        for line in code.splitlines():
+            expression = line.strip().removeprefix("return ").split(" = ", 1)[-1]
+            if len(expression) > 15 and line not in others:
+                assert _undigited(expression) not in reply, f"the reply to the untouched exercise gives {line!r}"
 
     bare = nbformat.read(editions[1][index], as_version=4)
     assert all(not c.outputs and c.execution_count is None for c in bare.cells if c.cell_type == "code")

@@ -24,7 +24,8 @@ from . import KnownError, Mistake, changed, checker, explain_error, match_mistak
 OBS_DIM, ACTION_DIM, BATCH = 3, 2, 5
 OTHER_DIMS = (4, 3)  # (obs_dim, action_dim) of the second build: another sum too, so that no size written in passes
 NAMES = ("critic1", "critic2", "target1", "target2")
-COPY = "copy.deepcopy(critic).requires_grad_(False) (or td3_steps.make_target(critic))"
+# What a target is, in words: the untouched exercise's reply names it without the line to paste.
+COPY = "copy the critic with its weights (the copy module does that), then freeze the copy, as make_target does"
 
 
 @dataclass
@@ -178,8 +179,7 @@ def target_mistakes(i: int) -> list[Mistake]:
     return [
         Mistake(
             lambda b: alias(b) and not b.trainable(c),
-            f"target{n} = critic{n}.requires_grad_(False) froze critic{n} itself and returned it: copy first,"
-            f" then freeze the copy, {COPY}",
+            f"target{n} = critic{n}.requires_grad_(False) froze critic{n} itself and returned it: {COPY}",
         ),
         Mistake(alias, f"target{n} is critic{n} itself, not a copy: {COPY}"),
         Mistake(

@@ -23,7 +23,7 @@ import torch
 
 from . import checkpoint, envs, pretraining
 from .actor_update import actor_update, policy_update_due
-from .callbacks import callbacks_of, check_learn_arguments, goes_on, learn_interrupted
+from .callbacks import callbacks_of, check_learn_arguments, goes_on, learn_interrupted, warn_if_no_update
 from .config import TD3Config, config_of, unknown_names
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, check_agent_fits, resolve_device, warn_if_bfloat16_is_emulated
@@ -224,6 +224,7 @@ class TD3:
         total_timesteps = check_learn_arguments(self.learn, total_timesteps, progress_bar, others)
         callbacks = callbacks_of(callback, log, eval_freq, eval_episodes)
         self._learn_end = self.num_steps + total_timesteps
+        warn_if_no_update(self.num_steps, self._learn_end, self.config.learning_starts)
         self._logs = [f for f in (log, self._tensorboard) if f is not None]
         bar = None
         if progress_bar:
@@ -341,8 +342,7 @@ class TD3:
         if self.num_steps < self.config.learning_starts or self._explore_at_random():
             action = low + torch.rand(low.shape, generator=self.act_rng, device=self.device) * (high - low)
         else:
-            with torch.no_grad():
-                action = self.actor(torch.as_tensor(obs, device=self.device).unsqueeze(0))[0]
+            action = self.policy.act(torch.as_tensor(obs, device=self.device).unsqueeze(0))[0]
             action = self.policy.explore(action, self._exploration_sigma())
         return action.cpu().numpy()
 

@@ -23,6 +23,7 @@ import torch
 from .checkpoint import check_checkpoint_path
 from .config import unknown_names
 from .counts import check_flag, is_count
+from .failures import warn
 
 
 def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others: dict) -> int:
@@ -34,9 +35,23 @@ def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others
         named = [name for name, p in inspect.signature(learn).parameters.items() if p.kind is p.KEYWORD_ONLY]
         raise TypeError(f"learn() takes no argument {unknown_names(others, named)}.")
     if not is_count(total_timesteps):
-        raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}.")
+        whole = isinstance(total_timesteps, float) and total_timesteps.is_integer() and total_timesteps >= 0
+        hint = f" (a float): write {int(total_timesteps):_}" if whole else ""
+        raise ValueError(f"total_timesteps must be a non-negative integer, got {total_timesteps!r}{hint}.")
     check_flag("learn", "progress_bar", progress_bar)
     return int(total_timesteps)
+
+
+def warn_if_no_update(num_steps: int, end: int, learning_starts: int) -> None:
+    """A warning where an agent's first learn call ends before learning_starts: it would only act at random.
+    learn(learning_starts), the random steps that fill the memory and no more (as the notebooks take them), is
+    no accident and gets no warning."""
+    if num_steps == 0 and 0 < end < learning_starts:
+        warn(
+            f"learn({end:,}) ends before learning_starts = {learning_starts:,} (the steps of random actions that fill"
+            " the replay memory first): no update runs, and the actor stays as it was made. Take more steps, or set"
+            " a smaller learning_starts (TD3Config's default is the paper's 10,000; Stable-Baselines3's is 100)."
+        )
 
 
 def _signature(function: Callable) -> inspect.Signature | None:

@@ -593,8 +593,9 @@ def _replay_episode(model, actions: np.ndarray, obs: np.ndarray, episode_return:
     model._episode_return = episode_return
     if not np.array_equal(model._obs, obs):
         warn(
-            "The environment did not replay to the saved state (it is not deterministic given its seed):"
-            " training resumes from a nearby state, and the run will differ from an uninterrupted one."
+            "The environment did not replay to the saved state: it is not deterministic given its seed, or it is"
+            " not the environment the checkpoint was saved with (other arguments to gymnasium.make, other wrappers)."
+            " Training resumes from a nearby state, and the run will differ from an uninterrupted one."
         )
         model._obs = obs
 

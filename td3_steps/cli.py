@@ -26,6 +26,7 @@ import shutil
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -85,7 +86,10 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:  # said by the command's own parser, whose --help lists what it takes
         args.command_parser.error(_unrecognized(unknown, args.command_parser))
     try:
-        args.func(args)
+        with warnings.catch_warnings():
+            if not args.debug:
+                warnings.showwarning = _show_warning
+            args.func(args)
     except KeyboardInterrupt:  # outside training, which saves its checkpoint first (see _train)
         if args.debug:
             raise
@@ -94,6 +98,12 @@ def main(argv: list[str] | None = None) -> None:
         if args.debug:
             raise
         sys.exit(f"error: {_one_line(error)}")
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning the package gives (warnings.showwarning's arguments) as the command line says its own: one line,
+    without Python's file and line, which name the package's code and not the user's (--debug shows them)."""
+    print(f"Warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def _one_line(error: Exception) -> str:
@@ -217,7 +227,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--out",
         type=_path,
-        help="run directory, new or empty (default: runs/<preset>-seed<seed>, numbered if it exists)",
+        help="run directory, new or empty (default: runs/<preset>-seed<seed>, or runs/<env>-seed<seed> with --env;"
+        " numbered if it exists)",
     )
     train.add_argument(
         "--force", action="store_true",
@@ -417,7 +428,8 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
         "threads": args.threads,
         "config": config.to_dict(),
     }
-    run_dir = through_link(Path(args.out)) if args.out else _free_dir(Path("runs") / f"{preset_name}-seed{seed}")
+    name = args.env.split(":")[-1].replace("/", "-") if args.env else preset_name  # 'my_module:ns/MyEnv-v0'
+    run_dir = through_link(Path(args.out)) if args.out else _free_dir(Path("runs") / f"{name}-seed{seed}")
     _replaced_by_out(run_dir, args.force)  # refused before anything is written
     _check_tensorboard_log(run_dir, args.tensorboard_log)
     _use_threads(run)
@@ -713,12 +725,6 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
 def _doubts(model: TD3, run: dict) -> list[str]:
     """What the run's settings make of it that no one wants, said before it starts (valid settings, so no error)."""
     doubts = []
-    if model.config.learning_starts >= run["total_steps"]:
-        doubts.append(
-            f"learning_starts is {model.config.learning_starts} and the run takes {run['total_steps']} steps in all:"
-            " every step acts at random and no update runs, so the actor saved is the untrained one. Give --steps"
-            " above --learning-starts."
-        )
     if time_limit(model.env) is None:
         doubts.append(
             f"{run['env_id']} has no time limit: an episode that never terminates stops the run at its first"

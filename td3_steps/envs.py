@@ -15,6 +15,7 @@ import contextlib
 import copy
 import importlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator
@@ -116,7 +117,12 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
     # its warnings said the same (an outdated version, say): the error alone. ModuleNotFoundError: "module:Env-v0"
     except (gym.error.Error, ModuleNotFoundError) as error:
         yours = ""
-        if isinstance(error, gym.error.NameNotFound) and ":" not in env_id:
+        if re.fullmatch(r"auto|cpu|cuda(:\d+)?|mps", env_id):
+            yours = (
+                f" {env_id!r} names a device: pass it as device={env_id!r} (TD3.load takes the environment second,"
+                " as Stable-Baselines3's load does: TD3.load(path, env=None, device='auto'))."
+            )
+        elif isinstance(error, gym.error.NameNotFound) and ":" not in env_id:
             yours = (
                 " If it is an environment of your own, register it in a module of yours (gymnasium.register) and give"
                 f" the module with the id, 'my_module:{env_id}': gymnasium imports my_module first (from the current"
@@ -167,9 +173,15 @@ def bounds_mismatch(low, high, space: spaces.Box) -> str | None:
 def check_action_space(space: gym.Space) -> spaces.Box:
     """TD3 needs a Box action space with finite bounds, low < high in every dimension."""
     if not isinstance(space, spaces.Box):
+        composite = isinstance(space, (spaces.Dict, spaces.Tuple))
+        advice = (
+            "Give it one flat Box: a gymnasium.ActionWrapper whose action_space is a Box and whose action() splits it"
+            if composite
+            else "For discrete actions use an algorithm such as DQN"
+        )
         raise SpaceError(
             f"TD3 needs bounded continuous actions (a gymnasium Box with finite low and high), but this"
-            f" environment's action space is {space}. For discrete actions use an algorithm such as DQN."
+            f" environment's action space is {space}. {advice}."
         )
     if not np.issubdtype(space.dtype, np.floating):
         raise SpaceError(
@@ -196,7 +208,8 @@ def check_bounds(low, high) -> None:
             f"TD3 needs bounded continuous actions, but these action bounds are infinite: low={low}, high={high}."
             " Give TD3 the bounds the environment really accepts: wrap it, e.g."
             " gymnasium.wrappers.TransformAction(env, lambda a: a, gymnasium.spaces.Box(low, high)) with finite low"
-            " and high."
+            " and high. (gymnasium's ClipAction makes a bounded env's action space infinite: leave it out, as TD3"
+            " keeps every action within the bounds.)"
         )
     with np.errstate(all="ignore"):  # what overflows is refused below
         low32, high32 = low.astype(np.float32), high.astype(np.float32)

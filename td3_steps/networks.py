@@ -8,6 +8,7 @@ nn.Module can replace the MLP (build_actor, build_critics).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 from collections.abc import Callable, Sequence
@@ -319,6 +320,31 @@ def make_target(network: nn.Module) -> nn.Module:
     return copy.deepcopy(network).requires_grad_(False)
 
 
+# Layers of torch.nn that compute otherwise in training mode than in eval mode.
+TRAINING_DEPENDENT = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._NormBase, nn.RReLU, nn.MultiheadAttention)
+
+
+def acts_otherwise_in_training(network: nn.Module) -> bool:
+    """Whether `network` may give other outputs in training mode: it holds dropout, batch norm or the like, or a
+    module of a class from outside torch.nn and td3_steps, which may read self.training (a custom actor_net's)."""
+    return any(
+        isinstance(module, TRAINING_DEPENDENT) or not type(module).__module__.startswith(("torch.nn.", "td3_steps."))
+        for module in network.modules()
+    )
+
+
+@contextlib.contextmanager
+def evaluating(network: nn.Module):
+    """`network` in eval mode inside the block (no dropout, batch norm's running statistics), then in its mode again:
+    how an actor acts, where the updates train it in training mode."""
+    training = network.training
+    network.eval()
+    try:
+        yield network
+    finally:
+        network.train(training)
+
+
 def custom_module(net, name: str, fresh: bool = False) -> nn.Module:
     """A custom network of the agent's own: `net()` where it is a function that builds one (its initialisation, drawn
     under the agent's seed), else a deep copy of the module, re-initialised where `fresh` (reset_parameters() on every
@@ -418,16 +444,13 @@ def _check_critics_differ(nets: list[nn.Module], net) -> None:
 
 def _check_custom_net(net, name: str, in_dim: int, out_dim: int, input_name: str) -> None:
     """Run `net` once on zeros (in eval mode: no dropout, no batch-norm statistics) and check the output shape."""
-    training = net.training
     try:
-        with torch.no_grad():
-            out = net.eval()(torch.zeros(2, in_dim))
+        with torch.no_grad(), evaluating(net):
+            out = net(torch.zeros(2, in_dim))
     except RuntimeError as error:
         raise ValueError(
             f"{name} must take (B, {in_dim}) inputs ({input_name}), but it fails on them: {error}"
         ) from error
-    finally:
-        net.train(training)
     if tuple(out.shape) != (2, out_dim):
         raise ValueError(
             f"{name} must map (B, {in_dim}) ({input_name}) to (B, {out_dim}), but it maps (2, {in_dim}) to {tuple(out.shape)}."

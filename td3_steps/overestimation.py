@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .counts import is_count, is_number
+from .networks import evaluating
 
 # Pendulum-v1's largest cost per step: pi^2 + 0.1 * 8^2 + 0.001 * 2^2 (angle, speed, torque).
 PENDULUM_MAX_COST = math.pi**2 + 0.1 * 8**2 + 0.001 * 2**2
@@ -49,7 +50,7 @@ def true_discounted_return(actor: torch.nn.Module, obs: torch.Tensor, gamma: flo
     returns, discount = np.zeros(len(envs)), 1.0
     device = next(actor.parameters()).device
     for _ in range(horizon):
-        with torch.no_grad():
+        with torch.no_grad(), evaluating(actor):
             actions = actor(current.to(device)).cpu().numpy()
         steps = [env.step(action) for env, action in zip(envs, actions)]
         returns += discount * np.array([reward for _, reward, *_ in steps])
@@ -67,7 +68,7 @@ def estimate_and_true_return(
     if not is_count(n_states, 1):
         raise ValueError(f"estimate_and_true_return: n_states must be a whole number >= 1, got {n_states!r:.80}.")
     obs = model.memory.sample(n_states, generator).obs
-    with torch.no_grad():
+    with torch.no_grad(), evaluating(model.actor), evaluating(model.critics):
         estimate = model.critics.q1(obs, model.actor(obs))[:, 0].cpu().numpy()
     gamma = model.config.gamma
     return estimate, true_discounted_return(model.actor, obs, gamma, rollout_horizon(gamma, tolerance))

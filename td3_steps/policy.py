@@ -30,7 +30,7 @@ from .envs import (
 )
 from .failures import generator_problem
 from .files import as_path
-from .networks import Actor, CustomNet, build_actor
+from .networks import Actor, CustomNet, acts_otherwise_in_training, build_actor, evaluating
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .seeding import ACTING, EVAL_EPISODES, check_seed, derived_seed
 
@@ -121,6 +121,7 @@ class Policy:
         self.generator = generator
         self.seed = check_seed(seed)
         self._eval_env: gym.Env | None = None
+        self._acts_in_eval_mode = acts_otherwise_in_training(actor)  # a custom actor_net with dropout, say
 
     @property
     def device(self) -> torch.device:
@@ -137,13 +138,21 @@ class Policy:
         """
         check_flag("predict", "deterministic", deterministic)
         batch, batched = observation_batch(self.observation_space, observation)
-        with torch.no_grad():
-            action = self.actor(torch.as_tensor(batch, device=self.device))
-            if not deterministic:
-                action = self.explore(action, self.exploration_noise)
+        action = self.act(torch.as_tensor(batch, device=self.device))
+        if not deterministic:
+            action = self.explore(action, self.exploration_noise)
         action = action.cpu().numpy()
         shape = self.action_space.shape
         return (action.reshape(len(action), *shape) if batched else action.reshape(shape)), None
+
+    def act(self, obs: torch.Tensor) -> torch.Tensor:
+        """pi(s) for a batch of observations on the device, without gradients: the actor in eval mode where it has
+        layers that compute otherwise in training (dropout, batch norm), which the updates train in training mode."""
+        with torch.no_grad():
+            if not self._acts_in_eval_mode:
+                return self.actor(obs)
+            with evaluating(self.actor):
+                return self.actor(obs)
 
     def explore(self, action: torch.Tensor, sigma: float) -> torch.Tensor:
         """a = clip(pi(s) + sigma * h * eps, low, high): the acting noise eps (drawn from `generator`) scaled
@@ -241,9 +250,10 @@ class Policy:
         A file whose contents do not match the sha256 it holds (damaged, or edited) is refused.
         """
         path = as_path(path, "The policy file")
-        if isinstance(device, gym.Env):
+        if isinstance(device, gym.Env) or (isinstance(device, str) and device in gym.registry):
             raise TypeError(
-                "Policy.load(path, env=...): the environment is passed by name; the second argument is the device."
+                "Policy.load(path, env=...): the environment is passed by name; the second argument is the device"
+                f" (got {device!r:.80})."
             )
         device = resolve_device(device)
         data = load_tensors(path, device)

@@ -18,6 +18,7 @@ from .counts import is_count, is_number
 from .devices import adam
 from .envs import stored_observations
 from .failures import learning_rate_problem
+from .networks import evaluating
 from .schedules import value_at
 from .seeding import PRETRAINING, derived_seed
 
@@ -73,7 +74,7 @@ def pretrain(
             loss.backward()
             optimizer.step()
             total += loss.item() * len(batch)
-        with torch.no_grad():
+        with torch.no_grad(), evaluating(model.actor):
             val = sum(
                 F.mse_loss(model.actor(obs[b]), expert[b], reduction="sum").item() for b in val_index.split(batch_size)
             )

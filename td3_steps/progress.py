@@ -13,6 +13,7 @@ run many times faster than the steps that train; before the warm-up ends it show
 from __future__ import annotations
 
 import math
+import re
 import sys
 
 from tqdm.auto import tqdm
@@ -91,6 +92,10 @@ class TrainingProgress(tqdm):
             del fields[max(fields, key=KEPT_LONGEST.index)]
 
 
+# A line's times and speed, "[00:06<00:00, 49.02step/s" or "[00:00<?, ?step/s": what two redraws of one step differ in.
+TIMES = re.compile(r"\[[^,\]]*(, [^,\]]*step/s)?")
+
+
 class _Lines:
     """A stream for tqdm that writes each redraw as a line of its own: what a pipe or a log can show."""
 
@@ -100,9 +105,9 @@ class _Lines:
 
     def write(self, text: str) -> None:
         text = text.replace("\r", "").rstrip()  # tqdm pads with spaces to erase the previous bar
-        if text and text != self._last:  # closing redraws the last line
+        if text and TIMES.sub("", text) != self._last:  # closing redraws the last line, a few ms later
             self.stream.write(text + "\n")
-            self._last = text
+            self._last = TIMES.sub("", text)
 
     def flush(self) -> None:
         self.stream.flush()

@@ -5,6 +5,7 @@ import inspect
 import math
 import os
 import signal
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -510,6 +511,19 @@ def test_an_agent_larger_than_the_free_memory_is_refused_before_it_is_filled(mon
         TD3("Pendulum-v1", small_config, device="cpu")
     free["bytes"] = 2**30
     TD3("Pendulum-v1", small_config, device="cpu")
+
+
+def test_a_first_learn_that_ends_before_learning_starts_says_no_update_runs(small_config):
+    """TD3(env).learn(5_000), a Stable-Baselines3 habit, took 5,000 random steps under the paper's learning_starts of
+    10,000 and said nothing (only the command line warned)."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    with pytest.warns(UserWarning, match=r"learn\(60\) ends before learning_starts = 100 .* no update runs") as said:
+        model.learn(60)
+    assert len(said) == 1 and said[0].filename == __file__  # the user's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.learn(30)  # a run learnt in parts says it once
+    assert model.critic_updates == 0
 
 
 def test_learn_refuses_an_eval_freq_that_is_not_a_count(small_config):

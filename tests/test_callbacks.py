@@ -165,6 +165,10 @@ def test_learns_arguments_are_checked_and_its_interrupt_says_what_is_left():
         check_learn_arguments(learn, 5, False, {"logg": print})
     with pytest.raises(ValueError, match="total_timesteps must be a non-negative integer, got -1"):
         check_learn_arguments(learn, -1, False, {})
+    with pytest.raises(ValueError, match=r"got 100000.0 \(a float\): write 100_000\.$"):  # Stable-Baselines3 takes 1e5
+        check_learn_arguments(learn, 1e5, False, {})
+    with pytest.raises(ValueError, match=r"got 2.5\.$"):
+        check_learn_arguments(learn, 2.5, False, {})
     with pytest.raises(ValueError, match="progress_bar must be True or False"):
         check_learn_arguments(learn, 5, "yes", {})
     message = str(learn_interrupted(1_500, 12_000))

@@ -41,6 +41,14 @@ def test_resume_mid_episode_is_bit_identical(tmp_path, small_config, params, sam
     assert (straight.episodes, straight.critic_updates) == (resumed.episodes, resumed.critic_updates)
 
 
+def test_a_mid_episode_checkpoint_loaded_into_another_env_says_it_may_be_another_env(tmp_path, small_config):
+    """The warning blamed the env's determinism alone, where the env given to load was made with other arguments."""
+    TD3("Pendulum-v1", small_config, seed=1, device="cpu").learn(130).save(tmp_path / "ckpt")
+    with pytest.warns(UserWarning, match=r"did not replay .* or it is not the environment the checkpoint was saved"):
+        loaded = TD3.load(tmp_path / "ckpt", gym.make("Pendulum-v1", g=2.0), device="cpu")
+    assert loaded.num_steps == 130
+
+
 def test_resume_is_bit_identical_with_the_stateful_options(tmp_path, small_config, toy_env, params, same):
     config = small_config.replace(
         learning_starts=30, noise_type="ornstein-uhlenbeck", train_freq=(1, "episode"), gradient_steps=-1,

@@ -203,6 +203,18 @@ def test_bad_arguments_are_one_line_before_anything_is_written(tmp_path, monkeyp
     assert not any(tmp_path.iterdir())
 
 
+def test_a_run_without_out_is_named_after_its_env_where_env_is_given(tmp_path, monkeypatch):
+    """train --env MountainCarContinuous-v0 wrote runs/pendulum-seed0, named after the default preset."""
+    monkeypatch.chdir(tmp_path)
+    quick = ["--net-arch", "8", "--learning-starts", "20", "--batch-size", "8", "--steps", "30", "--eval-freq", "30"]
+    for _ in range(2):
+        main(["train", "--env", "gymnasium.envs.classic_control:Pendulum-v1", *quick, "--eval-episodes", "1"])
+    main(["train", "--seed", "3", *quick, "--eval-episodes", "1"])
+    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == [
+        "Pendulum-v1-seed0", "Pendulum-v1-seed0-1", "pendulum-seed3"
+    ]  # fmt: skip
+
+
 def test_out_must_be_a_directory_that_is_new_or_empty_unless_forced(tmp_path, capsys):
     """Issue 18: --out into a non-empty directory without run.json replaced its metrics.csv, policy.pt and
     checkpoint/ silently; --out naming a file was a traceback."""
@@ -681,9 +693,9 @@ def test_settings_that_waste_the_run_are_named_before_it_starts(tmp_path, capsys
     """--steps below --learning-starts wrote an untrained policy.pt with exit status 0; an env with no time limit
     ran to its first evaluation, then stopped the run after 100,000 steps of one evaluation episode."""
     main(["train", "--out", str(tmp_path / "a"), "--steps", "60", "--learning-starts", "100", "--eval-episodes", "1"])
-    assert "Warning: learning_starts is 100 and the run takes 60 steps in all: every step acts at random and no" in (
-        capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert "Warning: learn(60) ends before learning_starts = 100 (the steps of random actions" in err
+    assert err.count("Warning") == 1  # said once, as one line (no UserWarning with a file and line)
     gym.register("td3_steps_test/Untimed-v0", entry_point=toy_env)  # its episodes end, but no TimeLimit says so
     try:
         untimed = [

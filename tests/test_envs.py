@@ -58,8 +58,11 @@ def test_a_batch_of_dict_or_tuple_observations_is_a_batch(small_config, toy_env)
 def test_discrete_actions_are_refused_clearly(small_config, toy_env):
     with pytest.raises(SpaceError, match="bounded continuous actions"):
         TD3("CartPole-v1", small_config)
-    with pytest.raises(SpaceError, match="bounded continuous actions"):
+    with pytest.raises(SpaceError, match="bounded continuous actions.* such as DQN"):
         TD3(toy_env(action_space=spaces.MultiDiscrete([2, 2])), small_config)
+    parts = spaces.Dict({"arm": spaces.Box(-1.0, 1.0, (2,)), "grip": spaces.Box(0.0, 1.0, (1,))})
+    with pytest.raises(SpaceError, match=r"Give it one flat Box: a gymnasium.ActionWrapper .*splits it\.$"):
+        TD3(toy_env(action_space=parts), small_config)  # continuous parts: no word of DQN
 
 
 def test_a_step_that_returns_its_values_in_a_list_is_told_to_return_a_tuple(small_config, toy_env):
@@ -89,6 +92,8 @@ def test_unbounded_actions_are_refused_clearly(small_config, toy_env):
     advice = re.search(r"gymnasium\.wrappers\.TransformAction\(.*?\)\)", str(caught.value)).group()
     env, low, high = unbounded, np.float32(-2.0), np.float32(2.0)
     TD3(eval(advice, {"gymnasium": gym, "env": env, "low": low, "high": high}), small_config).learn(5)
+    with pytest.raises(SpaceError, match=r"gymnasium's ClipAction makes a bounded env's action space infinite: leave"):
+        TD3(gym.wrappers.ClipAction(gym.make("Pendulum-v1")), small_config)  # a habit from other libraries
 
 
 def test_observations_of_no_values_are_refused_clearly(small_config, toy_env):

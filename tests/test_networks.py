@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from td3_steps import TD3, Actor, CheckpointError, Critic, Critics, Policy, SpaceError, devices, make_target
-from td3_steps.networks import MLP
+from td3_steps.networks import MLP, acts_otherwise_in_training
 
 LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
 HIGH = torch.tensor([2.0, 3.0])
@@ -213,6 +213,27 @@ def test_custom_modules_for_actor_and_critics(tmp_path, small_config, params, sa
         Policy.load(tmp_path / "policy.pt", actor_net=ActorNet(in_dim=3, out_dim=1).body[:1].append(nn.Linear(16, 1)))
     with pytest.raises(CheckpointError, match="The actor_net and critic_net passed must be the module"):
         TD3.load(tmp_path / "ckpt", device="cpu", actor_net=nn.Linear(3, 1), critic_net=critic_net)
+
+
+def test_a_custom_actor_with_dropout_or_batch_norm_acts_in_eval_mode_and_trains_in_training_mode(small_config):
+    """Acting, predict and evaluate ran a custom actor_net in training mode: with dropout, predict(deterministic=True)
+    gave another action each call and evaluate another return; with batch norm, acting on one observation failed."""
+
+    def actor_net(layer):
+        return lambda: nn.Sequential(nn.Linear(3, 16), layer, nn.ReLU(), nn.Linear(16, 1))
+
+    obs = np.array([1.0, 0.0, 0.0], np.float32)
+    dropout = TD3("Pendulum-v1", small_config, seed=0, device="cpu", actor_net=actor_net(nn.Dropout(0.5)))
+    actions = [dropout.predict(obs)[0] for _ in range(5)]
+    assert all(np.array_equal(action, actions[0]) for action in actions) and dropout.actor.training
+    assert dropout.evaluate(1) == dropout.evaluate(1)
+    norm = TD3("Pendulum-v1", small_config, seed=0, device="cpu", actor_net=actor_net(nn.BatchNorm1d(16)))
+    norm.learn(140)  # from step 101 it acts with its actor, on one observation at a time
+    assert norm.critic_updates == 40 and norm.actor.training
+    assert norm.actor.net[1].num_batches_tracked == 20  # the actor's updates, in training mode; acting is not counted
+    assert np.isfinite(norm.evaluate(1)[0])
+    plain = [TD3("Pendulum-v1", small_config.replace(layer_norm=flag), device="cpu") for flag in (False, True)]
+    assert not any(acts_otherwise_in_training(model.actor) for model in plain)  # so it acts as it is, at no cost
 
 
 def test_a_custom_module_for_a_file_trained_without_one_is_refused(tmp_path, small_config):

@@ -245,6 +245,10 @@ def test_a_file_that_names_its_env_by_id_alone_says_what_loading_leaves_out(tmp_
     assert Policy.load(tmp_path / "policy.pt")._env.unwrapped.g == 10.0  # by default, the id's env
     with pytest.raises(TypeError, match=r"Policy.load\(path, env=\.\.\.\): the environment is passed by name"):
         Policy.load(tmp_path / "policy.pt", gym.make("Pendulum-v1", g=2.0))
+    with pytest.raises(TypeError, match=r"the second argument is the device \(got 'Pendulum-v1'\)"):
+        Policy.load(tmp_path / "policy.pt", "Pendulum-v1")  # not "Unknown device"
+    with pytest.raises(ValueError, match=r"'cpu' names a device: pass it as device='cpu' \(TD3.load takes the env"):
+        TD3.load(tmp_path / "agent", "cpu")  # TD3.load's order is Stable-Baselines3's: (path, env, device)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an env made from its id alone: nothing to say
         TD3("Pendulum-v1", small_config, seed=0, device="cpu").save_policy(tmp_path / "plain.pt")

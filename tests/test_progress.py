@@ -53,8 +53,12 @@ def test_a_pipe_gets_the_last_line_once(clock):
     """The run's end is evaluated, which draws the 100% line; closing the bar drew it again."""
     pipe = io.StringIO()
     bar = TrainingProgress(0, 100, 10, file=pipe)
+    clock.now = 1.0
+    bar.step(Model(50))
+    clock.now = 2.0
     bar.step(Model(100))
     bar.show({"step": 100, "eval_return": -99.0, "eval_return_std": 3.0})
+    clock.now = 3.0  # closing comes later, at another speed
     bar.close()
     assert len([line for line in pipe.getvalue().splitlines() if "100/100" in line]) == 1, pipe.getvalue()
 

@@ -166,9 +166,9 @@ def exporter(online: bool = False) -> SlidesExporter:
 def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The notebook as a deck shows it: the install cell skipped, each figure (and each cell tagged
     remove-input) shown without its code, which the notebook keeps, and no widgets (a deck runs nothing: a stored
-    progress bar would say 0%, a slider would not move). A solution starts a sub-slide, where it has the slide's
-    height to open into (and scrolls beyond it); links to other notebooks go to their decks, and the one to the
-    course page (README.md, not in decks/) to its address on the web."""
+    progress bar would say 0%, a slider would not move), nor the label printed for a bar. A solution starts a
+    sub-slide, where it has the slide's height to open into (and scrolls beyond it); links to other notebooks go to
+    their decks, and the one to the course page (README.md, not in decks/) to its address on the web."""
     notebook = copy.deepcopy(notebook)
     first = notebook.cells[0] if notebook.cells else None
     if first is not None and is_install_cell(first):
@@ -181,12 +181,29 @@ def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.source = course_page_on_the_web(cell.source)
         if cell.cell_type != "code":
             continue
-        cell.outputs = [output for output in cell.outputs if WIDGET not in output.get("data", {})]
+        cell.outputs = _without_widgets(cell.outputs)
         figure = any(FIGURES & set(output.get("data", {})) for output in cell.outputs)
         if figure or OUTPUT_ONLY in cell.metadata.get("tags", []):
             cell.metadata.setdefault("transient", {})["remove_source"] = True  # nbconvert's templates honour it
     notebook.metadata.pop("widgets", None)
     return notebook
+
+
+def _without_widgets(outputs: list) -> list:
+    """`outputs` less its widgets, and less the label printed just before one ("n_critics = 1:", a line ending in a
+    colon), which would name nothing on the slide."""
+    kept = []
+    for output in outputs:
+        if WIDGET not in output.get("data", {}):
+            kept.append(output)
+            continue
+        if kept and kept[-1].get("output_type") == "stream":
+            lines = kept[-1].text.splitlines(keepends=True)
+            if lines and lines[-1].rstrip().endswith(":"):
+                kept[-1].text = "".join(lines[:-1])
+                if not kept[-1].text:
+                    kept.pop()
+    return kept
 
 
 def read_notebooks(paths: list[Path]) -> list[tuple[Path, nbformat.NotebookNode]]:

@@ -230,9 +230,13 @@ def test_a_deck_shows_figures_and_tagged_experiments_without_their_code_and_no_w
         nbformat.v4.new_code_cell("long_experiment()", outputs=[bar, printed], metadata={"tags": ["remove-input"]}),
         nbformat.v4.new_code_cell("class MyMemory: ...", outputs=[printed]),
     ])  # fmt: skip
+    labelled = [nbformat.v4.new_output("stream", text="measured 20 states\nn_critics = 1:\n"), bar,
+                nbformat.v4.new_output("stream", text="n_critics = 2:\n"), bar, printed]  # fmt: skip
+    notebook.cells.append(nbformat.v4.new_code_cell("for n in (1, 2): learn(n)", outputs=labelled))
     deck = deck_notebook(notebook)
     hidden = [cell.metadata.get("transient", {}).get("remove_source", False) for cell in deck.cells]
-    assert hidden == [False, True, True, False]  # the code that is taught stays on its slide
+    assert hidden == [False, True, True, False, False]  # the code that is taught stays on its slide
+    assert [o.text for o in deck.cells[4].outputs] == ["measured 20 states\n", "result\n"]  # no label of no bar
     assert deck.cells[0].metadata["slideshow"]["slide_type"] == "skip"
     assert deck.cells[2].outputs == [printed] and deck.cells[1].outputs == [figure]
     assert "remove_source" not in str(notebook)  # the notebook itself is left as it was

@@ -24,7 +24,7 @@ import torch
 from . import checkpoint, envs, pretraining
 from .actor_update import actor_update, policy_update_due
 from .callbacks import callbacks_of, check_learn_arguments, goes_on, learn_interrupted, warn_if_no_update
-from .config import TD3Config, config_of, unknown_names
+from .config import TD3Config, config_of, field_names, unknown_names
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import adam, check_agent_fits, resolve_device, warn_if_bfloat16_is_emulated
 from .features import make_features_extractor
@@ -374,8 +374,10 @@ class TD3:
         return pretraining.pretrain(self, observations, actions, **options)
 
     def __getattr__(self, name: str):
-        """Reached only for a name TD3 has not: a misspelling, or Stable-Baselines3's, is answered."""
-        public = [n for n in dir(type(self)) if not n.startswith("_")]
+        """Reached only for a name TD3 has not: a misspelling, a setting (model.gamma), or Stable-Baselines3's."""
+        if name in field_names():
+            raise AttributeError(f"TD3 has no attribute {name!r}: the settings are the config's, model.config.{name}.")
+        public = [n for n in (*dir(type(self)), *vars(self)) if not n.startswith("_")]
         raise AttributeError(f"TD3 has no attribute {unknown_names([name], public)}.")
 
     # ------------------------------------------------------------------ parameters and environment

@@ -547,6 +547,9 @@ def test_stable_baselines3_names_td3_lacks_say_what_does_their_work(small_config
         (lambda: model.get_env(), AttributeError, "'get_env' (Stable-Baselines3's; here model.env, the gym"),
         (lambda: model.save_replay_buffer("x"), AttributeError, "here model.save_replay_memory(path)"),
         (lambda: model.evalute(1), AttributeError, "TD3 has no attribute 'evalute' (did you mean 'evaluate'?)"),
+        (lambda: model.memroy, AttributeError, "'memroy' (did you mean 'memory'?)"),  # an attribute of the agent's
+        (lambda: model.num_step, AttributeError, "'num_step' (did you mean 'num_steps'?)"),
+        (lambda: model.gamma, AttributeError, "'gamma': the settings are the config's, model.config.gamma."),
     ):
         with pytest.raises(error) as raised:
             call()

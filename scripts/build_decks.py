@@ -193,11 +193,11 @@ def _without_widgets(outputs: list) -> list:
     """`outputs` less its widgets, and less the label printed just before one ("n_critics = 1:", a line ending in a
     colon), which would name nothing on the slide."""
     kept = []
-    for output in outputs:
+    for before, output in zip([None, *outputs], outputs):
         if WIDGET not in output.get("data", {}):
             kept.append(output)
             continue
-        if kept and kept[-1].get("output_type") == "stream":
+        if kept and kept[-1] is before and before.get("output_type") == "stream":
             lines = kept[-1].text.splitlines(keepends=True)
             if lines and lines[-1].rstrip().endswith(":"):
                 kept[-1].text = "".join(lines[:-1])

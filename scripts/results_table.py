@@ -13,6 +13,7 @@ import argparse
 import statistics
 from pathlib import Path
 
+from td3_steps.cli import config_flags
 from td3_steps.config import PRESETS
 from td3_steps.course import replace_between
 from td3_steps.files import read_json, write_text_atomically
@@ -93,10 +94,14 @@ def _protocol(protocols: list[dict]) -> str:
 
 def _command(runs: list[dict]) -> str:
     """The train command that gives these runs: the preset, the seed, and each setting run.json records apart from
-    the preset's (more evaluation episodes, one thread: the thread count moves a run's last bits)."""
+    the preset's (another env, hyperparameters, more evaluation episodes, one thread: the thread count moves a run's
+    last bits)."""
     run, preset = runs[0], PRESETS[runs[0]["preset"]]
     seed = "S" if len(runs) > 1 else str(run["seed"])
     flags = [f"--preset {run['preset']}", f"--seed {seed}"]
+    if run["env_id"] != preset.env_id:
+        flags.append(f"--env {run['env_id']}")
+    flags += config_flags(run.get("config", {}), preset.config.to_dict())
     for flag, key, default in (("--steps", "total_steps", preset.total_steps), ("--eval-freq", "eval_freq",
                                preset.eval_freq), ("--eval-episodes", "eval_episodes", preset.eval_episodes),
                                ("--threads", "threads", None)):  # fmt: skip

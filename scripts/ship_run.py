@@ -96,10 +96,11 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as error:  # checked above: a full disk, say
         sys.exit(f"error: {' '.join(str(error).split())}; {args.dest} has no {PROTOCOL_FILE} now: ship the run again")
     chosen = run["shipped_actor"]
+    falls = "n/a (returns below 0)" if result["falls"] is None else f"{result['falls']} of {result['episodes']}"
     print(
         f"Shipped {args.run_dir}/{chosen['file']} (step {chosen['step']:,}, validation {chosen['validation_return']:.1f}"
         f" ± {chosen['validation_return_std']:.1f}) to {args.dest}; protocol: mean {result['mean']:.1f}"
-        f" ± {result['std']:.1f}, min {result['min']:.1f}, falls {result['falls']} of {result['episodes']}."
+        f" ± {result['std']:.1f}, min {result['min']:.1f}, falls {falls}."
     )
 
 

@@ -42,15 +42,21 @@ def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others
     return int(total_timesteps)
 
 
+class NoUpdateWarning(UserWarning):
+    """learn's warning that it ends before learning_starts (the command line says it in its own terms)."""
+
+
 def warn_if_no_update(num_steps: int, end: int, learning_starts: int) -> None:
     """A warning where an agent's first learn call ends before learning_starts: it would only act at random.
     learn(learning_starts), the random steps that fill the memory and no more (as the notebooks take them), is
     no accident and gets no warning."""
     if num_steps == 0 and 0 < end < learning_starts:
         warn(
-            f"learn({end:,}) ends before learning_starts = {learning_starts:,} (the steps of random actions that fill"
-            " the replay memory first): no update runs, and the actor stays as it was made. Take more steps, or set"
-            " a smaller learning_starts (TD3Config's default is the paper's 10,000; Stable-Baselines3's is 100)."
+            f"learn({end}) ends before learning_starts = {learning_starts} (the steps of random actions that fill the"
+            " replay memory first): no update runs, so the actor is not trained. Take more steps, or set a smaller"
+            " learning_starts (TD3Config's default, 10,000, is the paper's for HalfCheetah and Ant;"
+            " Stable-Baselines3's is 100).",
+            NoUpdateWarning,
         )
 
 

@@ -118,12 +118,12 @@ def check_checkpoint_path(path) -> Path:
     foreign = foreign_files(path)
     if foreign:
         directory, names = next(iter(foreign.items()))
+        new = (path / name for name in ("checkpoint", "best_model", "saved_agent") if not (path / name).exists())
         raise CheckpointError(
             f"Cannot write a checkpoint directory at {path}: {directory} holds more than a td3_steps checkpoint"
             f" ({listing(sorted(FILES))}), and saving replaces it whole: {listing(names, 5)}"
-            " would be lost. Move that away, or give a new name, such as"
-            f" {path / 'checkpoint'}."
-        )
+            f" would be lost. Move that away, or give a new name, such as {next(new, path.parent / 'new_checkpoint')}."
+        )  # (not a run's own checkpoint/, which its resume reads)
     check_writable(path)
     return path
 
@@ -462,9 +462,14 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
     except CheckpointError:
         raise
     except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as error:
+        custom = [name for name, module in networks.items() if module is not None]
+        if custom:  # what was passed is the likelier cause
+            raise CheckpointError(
+                f"{path} holds weights that do not fit the {' and '.join(custom)} passed: pass the module(s) it was"
+                f" trained with, the same layers and sizes ({type(error).__name__}: {error})."
+            ) from error
         raise CheckpointError(
-            f"{path} does not fit this agent and environment, or is damaged ({type(error).__name__}: {error})."
-            f"{_custom_remedy(networks)} {REMEDY}"
+            f"{path} does not fit this agent and environment, or is damaged ({type(error).__name__}: {error}). {REMEDY}"
         ) from error
     return model
 
@@ -504,14 +509,6 @@ def check_custom_networks(path, custom: dict[str, bool], networks: dict, load: s
             raise CheckpointError(
                 f"{path} was trained with td3_steps's own network, not a custom {name}: load it without {name}=."
             )
-
-
-def _custom_remedy(networks: dict) -> str:
-    """What to check when weights do not fit an agent built with custom modules."""
-    names = [name for name, module in networks.items() if module is not None]
-    if not names:
-        return ""
-    return f" The {' and '.join(names)} passed must be the module(s) it was trained with: the same layers and sizes."
 
 
 def _check_networks(path, model, state: dict) -> None:

@@ -22,6 +22,7 @@ import dataclasses
 import difflib
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -40,6 +41,7 @@ import torch
 
 from . import __version__
 from .agent import TD3
+from .callbacks import NoUpdateWarning
 from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint, foreign_files
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .envs import time_limit
@@ -67,6 +69,7 @@ RUN_FILES = (RUN_FILE, METRICS, LEARNING_CURVE, POLICY, BEST_POLICY, CHECKPOINT)
 LOCK = ".training.lock"  # held (flock) by the training in a run directory, with its process id
 DEFAULT_PRESET = "pendulum"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; a cluster's scheduler, Colab's session end
+ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # gymnasium colours its warnings' text
 READER_GONE = getattr(signal, "SIGPIPE", 13)  # what a stop by a closed output pipe counts as (exit status 141)
 
 
@@ -85,11 +88,11 @@ def main(argv: list[str] | None = None) -> None:
     args, unknown = _parser().parse_known_args(argv)
     if unknown:  # said by the command's own parser, whose --help lists what it takes
         args.command_parser.error(_unrecognized(unknown, args.command_parser))
+    formatwarning = warnings.formatwarning
+    if not args.debug:
+        warnings.formatwarning = _format_warning
     try:
-        with warnings.catch_warnings():
-            if not args.debug:
-                warnings.showwarning = _show_warning
-            args.func(args)
+        args.func(args)
     except KeyboardInterrupt:  # outside training, which saves its checkpoint first (see _train)
         if args.debug:
             raise
@@ -98,12 +101,15 @@ def main(argv: list[str] | None = None) -> None:
         if args.debug:
             raise
         sys.exit(f"error: {_one_line(error)}")
+    finally:
+        warnings.formatwarning = formatwarning
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A warning the package gives (warnings.showwarning's arguments) as the command line says its own: one line,
-    without Python's file and line, which name the package's code and not the user's (--debug shows them)."""
-    print(f"Warning: {' '.join(str(message).split())}", file=sys.stderr)
+def _format_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning (warnings.formatwarning's arguments) as the command line says its own: one line, without Python's
+    file and line, which name the package's code and not the user's (--debug shows them), or gymnasium's colours."""
+    text = " ".join(ANSI_COLOUR.sub("", str(message)).split()).removeprefix("WARN: ")
+    return f"Warning: {text}\n"
 
 
 def _one_line(error: Exception) -> str:
@@ -286,7 +292,9 @@ def _parser() -> argparse.ArgumentParser:
         default=400,
         help="environment steps to record at most, one frame each after the first (default: 400)",
     )
-    render.add_argument("--fps", type=at_least(1, 1000), default=30, help="frames per second (default: 30)")
+    render.add_argument(
+        "--fps", type=at_least(1, 1000), default=30, help="frames per second (default: 30; a GIF shows at most 50)"
+    )
     render.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     render.set_defaults(func=render_command, command_parser=render)
     for command in (train, evaluate, render):
@@ -332,6 +340,22 @@ def _add_config_flags(parser: argparse.ArgumentParser) -> None:
 
 def _flag(field_name: str) -> str:
     return "--" + field_name.replace("_", "-")
+
+
+def config_flags(config: dict, base: dict) -> list[str]:
+    """The flags that make a run of `base` (a preset's config, as to_dict gives it) one of `config` (a run.json's):
+    one for each field whose value differs, as `train --help` shows it."""
+    flags = []
+    for name, value in config.items():
+        if value == base.get(name):
+            continue
+        if isinstance(value, dict):
+            raise ValueError(f"{name} is a schedule ({value}), which no flag of the command line gives")
+        if isinstance(value, bool):
+            flags.append(_flag(name) if value else f"--no-{_flag(name)[2:]}")
+        else:
+            flags.append(" ".join([_flag(name), *map(str, value if isinstance(value, list) else [value])]))
+    return flags
 
 
 def _config_flags(args: argparse.Namespace) -> dict:
@@ -426,14 +450,15 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
         "eval_episodes": args.eval_episodes if args.eval_episodes is not None else preset.eval_episodes,
         "checkpoint_freq": args.checkpoint_freq,  # None: at each evaluation
         "threads": args.threads,
+        "tensorboard_log": _absolute(args.tensorboard_log),  # --resume writes there too
         "config": config.to_dict(),
     }
     name = args.env.split(":")[-1].replace("/", "-") if args.env else preset_name  # 'my_module:ns/MyEnv-v0'
     run_dir = through_link(Path(args.out)) if args.out else _free_dir(Path("runs") / f"{name}-seed{seed}")
     _replaced_by_out(run_dir, args.force)  # refused before anything is written
-    _check_tensorboard_log(run_dir, args.tensorboard_log)
+    _check_tensorboard_log(run_dir, run["tensorboard_log"])
     _use_threads(run)
-    model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=args.tensorboard_log)
+    model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=run["tensorboard_log"])
     run_dir.mkdir(parents=True, exist_ok=True)
     held = _claim(run_dir)
     replaced = _replaced_by_out(run_dir, args.force)  # again: another run may have begun there meanwhile
@@ -507,11 +532,12 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     run_dir = Path(args.resume)
     run = _read_run(run_dir)
     _check_resumable(run_dir)
+    args.tensorboard_log = _absolute(args.tensorboard_log)
     _check_tensorboard_log(run_dir, args.tensorboard_log)
     held = _claim(run_dir)
     changes = _apply_resume_changes(run, args)
     _use_threads(run)
-    model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=args.tensorboard_log)
+    model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=run.get("tensorboard_log"))
     if run["total_steps"] < model.num_steps:
         raise RunError(
             f"{run_dir} has already taken {model.num_steps} steps, more than the {run['total_steps']} asked for"
@@ -584,7 +610,13 @@ RESUME_CHANGES = {
     "eval_episodes": "eval_episodes",
     "checkpoint_freq": "checkpoint_freq",
     "threads": "threads",
+    "tensorboard_log": "tensorboard_log",  # a run started without one may add it
 }
+
+
+def _absolute(path: str | None) -> str | None:
+    """A path as run.json records it: absolute, so that --resume from another directory finds the same place."""
+    return None if path is None else str(Path(path).absolute())
 
 
 def _apply_resume_changes(run: dict, args: argparse.Namespace) -> list[str]:
@@ -616,6 +648,8 @@ def _read_run(run_dir: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{path} is not readable JSON ({error}). {RUN_REMEDY}") from error
     check_contents(path, run, RUN_KEYS, RUN_REMEDY)
+    if not isinstance(run.get("tensorboard_log", ""), (str, type(None))):
+        raise CheckpointError(f"{path} gives tensorboard_log {run['tensorboard_log']!r}, not a path. {RUN_REMEDY}")
     for key, (minimum, maximum) in RUN_RANGES.items():
         value = run.get(key)
         out_of_range = type(value) is not int or value < minimum or (maximum is not None and value > maximum)
@@ -683,7 +717,8 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
             save_checkpoint(m)
         return not stop
 
-    with _stopped_by(STOP_SIGNALS, stop), _outputs_guarded(stop):
+    with _stopped_by(STOP_SIGNALS, stop), _outputs_guarded(stop), warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoUpdateWarning)  # said by _doubts, with the flags to change
         model.learn(
             max(run["total_steps"] - model.num_steps, 0),
             eval_freq=run["eval_freq"],
@@ -723,8 +758,15 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
 
 
 def _doubts(model: TD3, run: dict) -> list[str]:
-    """What the run's settings make of it that no one wants, said before it starts (valid settings, so no error)."""
+    """What the run's settings make of it that no one wants, said before it starts (valid settings, so no error):
+    in the command line's terms, where learn's warning for the first case would name learn and TD3Config."""
     doubts = []
+    if model.config.learning_starts >= run["total_steps"]:
+        doubts.append(
+            f"learning_starts is {model.config.learning_starts} and the run takes {run['total_steps']} steps in all:"
+            " every step acts at random and no update runs, so the actor saved is the untrained one. Give --steps"
+            " above --learning-starts."
+        )
     if time_limit(model.env) is None:
         doubts.append(
             f"{run['env_id']} has no time limit: an episode that never terminates stops the run at its first"

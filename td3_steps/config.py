@@ -142,7 +142,8 @@ class TD3Config:
     """Critics (and target critics); the target takes the minimum over all of them (step 8).
     1 gives DDPG's single-critic target."""
     mixed_precision: bool = False
-    """Run the hidden layers under bfloat16 autocast; weights, losses and targets stay fp32."""
+    """Run the built-in MLPs' hidden layers under bfloat16 autocast; weights, losses and targets stay fp32 (a custom
+    actor_net or critic_net, and the CNN encoder, run as they are)."""
 
     def __post_init__(self) -> None:
         # Every field is checked for its type first, then its range: a wrong type (a string, None, a bool

@@ -119,8 +119,8 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
         yours = ""
         if re.fullmatch(r"auto|cpu|cuda(:\d+)?|mps", env_id):
             yours = (
-                f" {env_id!r} names a device: pass it as device={env_id!r} (TD3.load takes the environment second,"
-                " as Stable-Baselines3's load does: TD3.load(path, env=None, device='auto'))."
+                f" {env_id!r} names a device, not an environment: give it as device={env_id!r} (TD3.load takes"
+                " (path, env, device), as Stable-Baselines3's load does)."
             )
         elif isinstance(error, gym.error.NameNotFound) and ":" not in env_id:
             yours = (
@@ -173,10 +173,11 @@ def bounds_mismatch(low, high, space: spaces.Box) -> str | None:
 def check_action_space(space: gym.Space) -> spaces.Box:
     """TD3 needs a Box action space with finite bounds, low < high in every dimension."""
     if not isinstance(space, spaces.Box):
-        composite = isinstance(space, (spaces.Dict, spaces.Tuple))
+        parts = space.spaces.values() if isinstance(space, spaces.Dict) else getattr(space, "spaces", ())
+        continuous = isinstance(space, (spaces.Dict, spaces.Tuple)) and all(isinstance(p, spaces.Box) for p in parts)
         advice = (
             "Give it one flat Box: a gymnasium.ActionWrapper whose action_space is a Box and whose action() splits it"
-            if composite
+            if continuous
             else "For discrete actions use an algorithm such as DQN"
         )
         raise SpaceError(
@@ -204,12 +205,17 @@ def check_bounds(low, high) -> None:
     if low.shape != high.shape or low.size == 0:
         raise SpaceError(f"The action bounds need one low and one high per dimension, got low={low}, high={high}.")
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        clip_action = (  # what gymnasium's ClipAction gives
+            " (gymnasium's ClipAction makes a bounded env's action space (-inf, inf): leave it out, as TD3 keeps"
+            " every action within the bounds.)"
+            if np.all(np.isneginf(low)) and np.all(np.isposinf(high))
+            else ""
+        )
         raise SpaceError(
             f"TD3 needs bounded continuous actions, but these action bounds are infinite: low={low}, high={high}."
             " Give TD3 the bounds the environment really accepts: wrap it, e.g."
             " gymnasium.wrappers.TransformAction(env, lambda a: a, gymnasium.spaces.Box(low, high)) with finite low"
-            " and high. (gymnasium's ClipAction makes a bounded env's action space infinite: leave it out, as TD3"
-            " keeps every action within the bounds.)"
+            " and high." + clip_action
         )
     with np.errstate(all="ignore"):  # what overflows is refused below
         low32, high32 = low.astype(np.float32), high.astype(np.float32)
@@ -282,8 +288,12 @@ def flatten_observation(space: gym.Space, obs) -> np.ndarray:
 
 
 def is_image_space(space: gym.Space) -> bool:
-    """A Box of uint8 pixels with three axes, (H, W, C) or (C, H, W), as Stable-Baselines reads images."""
-    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+    """A Box of uint8 pixels, 0 to 255, with three axes, (H, W, C) or (C, H, W), as Stable-Baselines reads images
+    (a uint8 mask of 0 and 1 is no picture to divide by 255: it is read as numbers, flat)."""
+    return (
+        isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+        and bool(np.all(space.low == 0) and np.all(space.high == 255))
+    )  # fmt: skip
 
 
 def stored_observation_shape(space: gym.Space) -> tuple[int, ...]:

@@ -71,13 +71,13 @@ def explained(error: Exception) -> Exception:
     return error
 
 
-def warn(message: str) -> None:
-    """A UserWarning that names the user's line: the first caller outside td3_steps, however deep the package
-    called from."""
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """A UserWarning (or `category`) that names the user's line: the first caller outside td3_steps, however deep
+    the package called from."""
     frame, level = sys._getframe(1), 2  # stacklevel 1 would be this line, 2 its caller
     while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "td3_steps":
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def tensor_problem(where: str, name: str, value, takes: str) -> Exception | None:

@@ -21,7 +21,7 @@ from .config import ACTIVATIONS, NET_ARCH, TD3Config
 from .counts import check_flag, is_count, is_sizes
 from .devices import CPU, check_memory, in_bytes
 from .envs import check_bounds
-from .failures import device_problem, explain_failures, first_problem, module_problem, tensor_problem
+from .failures import device_problem, explain_failures, first_problem, module_problem, tensor_problem, warn
 from .features import FlattenExtractor, make_features_extractor
 
 SMALLER_LAYERS = "use smaller layers (TD3Config.net_arch)"
@@ -320,29 +320,38 @@ def make_target(network: nn.Module) -> nn.Module:
     return copy.deepcopy(network).requires_grad_(False)
 
 
-# Layers of torch.nn that compute otherwise in training mode than in eval mode.
-TRAINING_DEPENDENT = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._NormBase, nn.RReLU, nn.MultiheadAttention)
+# Layers of torch.nn that compute alike in training and eval mode: what the built-in networks are made of, and the
+# common layers a custom network adds. Any other module (dropout, batch norm, an RNN, one of the user's own class)
+# may read self.training.
+ALIKE_IN_BOTH_MODES = (
+    nn.Linear, nn.LayerNorm, nn.Conv1d, nn.Conv2d, nn.Flatten, nn.Identity, nn.Sequential, nn.ModuleList,
+    nn.ModuleDict, *(getattr(nn, name) for name in ACTIVATIONS.values()), nn.Sigmoid, nn.SiLU, nn.Softplus,
+)  # fmt: skip
 
 
 def acts_otherwise_in_training(network: nn.Module) -> bool:
-    """Whether `network` may give other outputs in training mode: it holds dropout, batch norm or the like, or a
-    module of a class from outside torch.nn and td3_steps, which may read self.training (a custom actor_net's)."""
+    """Whether `network` may give other outputs (or change its buffers) in training mode: true unless every module in
+    it is one of td3_steps' own or of ALIKE_IN_BOTH_MODES, with no hook or parametrization (spectral norm) on it."""
     return any(
-        isinstance(module, TRAINING_DEPENDENT) or not type(module).__module__.startswith(("torch.nn.", "td3_steps."))
+        not (type(module).__module__.startswith("td3_steps.") or type(module) in ALIKE_IN_BOTH_MODES)
+        or module._forward_pre_hooks
+        or module._forward_hooks
         for module in network.modules()
     )
 
 
 @contextlib.contextmanager
 def evaluating(network: nn.Module):
-    """`network` in eval mode inside the block (no dropout, batch norm's running statistics), then in its mode again:
-    how an actor acts, where the updates train it in training mode."""
-    training = network.training
+    """`network` in eval mode inside the block (no dropout, batch norm's running statistics), then each of its
+    modules in the mode it had (a part the user keeps in eval mode stays so): how an actor acts, where the updates
+    train it in training mode."""
+    modes = [(module, module.training) for module in network.modules()]
     network.eval()
     try:
         yield network
     finally:
-        network.train(training)
+        for module, training in modes:
+            module.training = training
 
 
 def custom_module(net, name: str, fresh: bool = False) -> nn.Module:
@@ -389,7 +398,7 @@ def build_actor(
     action_dim = torch.as_tensor(action_low).numel()
     if net is not None:
         net = custom_module(net, "actor_net")
-        _check_custom_net(net, "actor_net", features.features_dim, action_dim, "features")
+        _check_custom_net(net, "actor_net", features.features_dim, action_dim, "features", config)
     return Actor(
         features.features_dim, action_low, action_high, config.net_arch, config.mixed_precision,
         activation=config.activation, layer_norm=config.layer_norm, features=features, net=net,
@@ -418,7 +427,7 @@ def build_critics(
     )  # fmt: skip
     if net is not None:
         nets = [critic.net for critic in critics.members]
-        _check_custom_net(nets[0], "critic_net", features.features_dim + action_dim, 1, "features + action_dim")
+        _check_custom_net(nets[0], "critic_net", features.features_dim + action_dim, 1, "features + action_dim", config)
         _check_critics_differ(nets, net)
     return critics
 
@@ -442,8 +451,14 @@ def _check_critics_differ(nets: list[nn.Module], net) -> None:
         )
 
 
-def _check_custom_net(net, name: str, in_dim: int, out_dim: int, input_name: str) -> None:
-    """Run `net` once on zeros (in eval mode: no dropout, no batch-norm statistics) and check the output shape."""
+def _check_custom_net(net, name: str, in_dim: int, out_dim: int, input_name: str, config: TD3Config) -> None:
+    """Run `net` once on zeros (in eval mode: no dropout, no batch-norm statistics) and check the output shape; say
+    that mixed_precision leaves it as it is."""
+    if config.mixed_precision:
+        warn(
+            f"mixed_precision runs the built-in MLPs under bfloat16 autocast; the custom {name} runs as it is, in"
+            " float32 (wrap its forward in torch.autocast(device_type, torch.bfloat16) for the same)."
+        )
     try:
         with torch.no_grad(), evaluating(net):
             out = net(torch.zeros(2, in_dim))

@@ -69,7 +69,15 @@ def pretrain(
         shuffled = train_index[torch.randperm(len(train_index), generator=generator)]
         total = 0.0
         for batch in shuffled.split(batch_size):
-            loss = F.mse_loss(model.actor(obs[batch]), expert[batch])
+            try:
+                loss = F.mse_loss(model.actor(obs[batch]), expert[batch])
+            except (RuntimeError, ValueError) as error:  # a custom actor_net's: batch norm on a batch of one, say
+                model.actor.load_state_dict(before)
+                size = f"{len(batch)} pairs" if len(batch) > 1 else f"1 pair ({n - n_val} to train on leave it last)"
+                raise ValueError(
+                    f"pretrain: the actor failed on a batch of {size} in epoch {epoch}: {error}. Its weights are put"
+                    " back as they were." + (" Choose another batch_size." if len(batch) == 1 else "")
+                ) from error
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

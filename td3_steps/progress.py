@@ -92,8 +92,9 @@ class TrainingProgress(tqdm):
             del fields[max(fields, key=KEPT_LONGEST.index)]
 
 
-# A line's times and speed, "[00:06<00:00, 49.02step/s" or "[00:00<?, ?step/s": what two redraws of one step differ in.
-TIMES = re.compile(r"\[[^,\]]*(, [^,\]]*step/s)?")
+# A line's times and speed, "[00:06<00:00, 49.02step/s", "[00:00<?, ?step/s" or "[01:40<00:10, 2.50s/step" (below
+# a step a second): what two redraws of one step differ in.
+TIMES = re.compile(r"\[[^,\]]*(, [^,\]]*(step/s|s/step))?")
 
 
 class _Lines:

@@ -103,6 +103,9 @@ def check_frames(frames) -> None:
     )
 
 
+GIF_MAX_FPS = 50
+
+
 def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
     """A GIF through Pillow (installed with matplotlib), written atomically, or an MP4 through an ffmpeg on PATH.
 
@@ -112,8 +115,15 @@ def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
     check_frames(frames)
     if not (is_number(fps) and 0.01 <= fps <= 1000):
         raise ValueError(f"write_video: fps must be a number from 0.01 to 1000 (frames per second), got {fps!r}.")
+    gif = path.suffix.lower() == ".gif"
+    if gif and fps > GIF_MAX_FPS:
+        raise ValueError(
+            f"write_video: a GIF shows at most {GIF_MAX_FPS} frames a second (its delays are whole hundredths of a"
+            f" second, and players show one under 2 as 10), got fps {fps!r}: give {GIF_MAX_FPS} or fewer, or write"
+            " an .mp4."
+        )
     make_parents(path)
-    if path.suffix.lower() == ".gif":
+    if gif:
         from PIL import Image
 
         images = [Image.fromarray(frame) for frame in frames]

@@ -153,6 +153,9 @@ def test_a_best_model_path_that_saving_would_destroy_is_refused_before_training(
     (tmp_path / "notes.txt").write_text("not a checkpoint")
     with pytest.raises(CheckpointError, match="holds more than a td3_steps checkpoint.*give a new name"):
         EvalCallback(5, best_model_path=tmp_path)
+    (tmp_path / "checkpoint").mkdir()  # a run directory's: its resume reads it, best models must not replace it
+    with pytest.raises(CheckpointError, match=rf"such as {tmp_path / 'best_model'}\.$"):
+        EvalCallback(5, best_model_path=tmp_path)
     assert EvalCallback(5, best_model_path=tmp_path / "best").best_model_path == tmp_path / "best"
 
 

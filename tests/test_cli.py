@@ -203,6 +203,12 @@ def test_bad_arguments_are_one_line_before_anything_is_written(tmp_path, monkeyp
     assert not any(tmp_path.iterdir())
 
 
+def test_a_warning_is_one_line_without_the_packages_file_and_gymnasiums_colours():
+    """The package's warnings named the line of td3_steps that gave them; gymnasium's came coloured, into a log."""
+    said = cli._format_warning("\x1b[33mWARN: The obs  returned\nby step\x1b[0m", UserWarning, "/x/envs.py", 3)
+    assert said == "Warning: The obs returned by step\n"
+
+
 def test_a_run_without_out_is_named_after_its_env_where_env_is_given(tmp_path, monkeypatch):
     """train --env MountainCarContinuous-v0 wrote runs/pendulum-seed0, named after the default preset."""
     monkeypatch.chdir(tmp_path)
@@ -647,6 +653,22 @@ def test_tensorboard_event_files_go_in_the_run_directory_or_a_folder_of_it(tmp_p
     assert f"such as {tmp_path / 'run' / 'tb'}." in line and not (checkpoint / "tb").exists()
 
 
+def test_a_resumed_run_goes_on_writing_its_tensorboard_log(tmp_path, monkeypatch):
+    """--tensorboard-log was not in run.json: `train --resume RUN` wrote no events for the steps after the resume."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monkeypatch.chdir(tmp_path)  # a relative path, and a resume from another directory
+    quick = ["--net-arch", "8", "--learning-starts", "20", "--eval-freq", "200", "--eval-episodes", "1"]
+    main(["train", "--out", "run", "--tensorboard-log", "tb", "--steps", "200", *quick])
+    monkeypatch.chdir(tmp_path / "run")
+    main(["train", "--resume", ".", "--steps", "400"])
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    assert [e.step for e in events.Scalars("eval_return")] == [200, 400]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["tensorboard_log"] == str(tmp_path / "tb")
+
+
 def test_render_says_what_an_environment_that_takes_no_render_mode_needs(tmp_path, capsys, small_config, toy_env):
     """render said "TypeError: ...() takes no arguments was raised from the environment creator ...
     (unexpected: run again with --debug)"."""
@@ -694,8 +716,10 @@ def test_settings_that_waste_the_run_are_named_before_it_starts(tmp_path, capsys
     ran to its first evaluation, then stopped the run after 100,000 steps of one evaluation episode."""
     main(["train", "--out", str(tmp_path / "a"), "--steps", "60", "--learning-starts", "100", "--eval-episodes", "1"])
     err = capsys.readouterr().err
-    assert "Warning: learn(60) ends before learning_starts = 100 (the steps of random actions" in err
-    assert err.count("Warning") == 1  # said once, as one line (no UserWarning with a file and line)
+    assert "Warning: learning_starts is 100 and the run takes 60 steps in all: every step acts at random and no" in err
+    assert err.count("Warning") == 1  # learn's own warning, in its terms, is not said a second time
+    main(["train", "--out", str(tmp_path / "c"), "--steps", "100", "--learning-starts", "100", "--eval-episodes", "1"])
+    assert "the run takes 100 steps in all: every step acts at random" in capsys.readouterr().err  # all, not one
     gym.register("td3_steps_test/Untimed-v0", entry_point=toy_env)  # its episodes end, but no TimeLimit says so
     try:
         untimed = [

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SHOTS = Path(os.environ.get("TD3_DECK_SHOTS", "/tmp"))  # screenshots of each deck's first slides: deck-NN-k.png
-# nbconvert's decks put a slide taller than 95% of the window into a scrolling box of that height (its clientHeight):
-# its bottom is cut.
+# A slide's height at most: reveal.js keeps a margin around each slide (4% of the window), and scales a taller one
+# down to fit (or, as nbconvert's reveal_scroll did, a deck would cut it into a scrolling box).
 FITS = 0.95 * HEIGHT
 
 # A slide has settled when it is laid out (two frames), MathJax has typeset it again (nbconvert's decks re-render
@@ -165,8 +165,8 @@ def test_arrow_keys_move_through_every_slide_and_nothing_is_too_wide(decks, brow
 
 def test_a_smaller_window_shows_every_slide_whole_scaled_down(decks, browser):
     """Decks put a slide taller than 95% of the window into a scrolling box: in a laptop's browser window (1366x650),
-    32 slides in 14 decks were cut at the bottom, their code's last lines and output out of sight. reveal.js scales
-    each slide to the window instead (the slides fit 1280x720: the test above)."""
+    32 slides in 14 decks were cut at the bottom, their code's last lines and output out of sight (64 at 1280x600).
+    reveal.js scales each slide to the window instead (the slides fit 1280x720: the test above)."""
     page = browser.new_page(viewport={"width": 1366, "height": 600})
     page.goto(f"{decks['07_target_critics'].as_uri()}?transition=none&backgroundTransition=none")
     page.wait_for_selector(".reveal.ready", timeout=30_000)
@@ -191,8 +191,15 @@ def test_printed_output_is_as_wide_as_the_code_and_a_checkers_reply_fits_its_lin
     """Output was 90% as wide as the code and broke a word where it ran out: "convert wit / h" in 36 lines of 14
     decks, most in the checkers' replies (wrapped at 100 columns)."""
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-    page.goto(f"{decks['04_sample_a_batch'].as_uri()}?transition=none#/7/2")  # the exercise's reply to a wrong answer
+    page.goto(f"{decks['04_sample_a_batch'].as_uri()}?transition=none")
     page.wait_for_selector(".reveal.ready", timeout=30_000)
+    page.evaluate("""() => {  // to the slide of the check's reply to the untouched exercise, a long one
+      const Reveal = require('lib/reveal.js/dist/reveal.js');
+      const slide = Reveal.getSlides().find(s => /^Not yet/.test(s.querySelector('.jp-OutputArea-output > pre')
+        ?.textContent));
+      const i = Reveal.getIndices(slide);
+      Reveal.slide(i.h, i.v);
+    }""")
     page.evaluate(SETTLED)
     code, output, lines, rendered = page.evaluate("""() => {
       const slide = require('lib/reveal.js/dist/reveal.js').getCurrentSlide();
@@ -230,13 +237,13 @@ def test_a_deck_shows_figures_and_tagged_experiments_without_their_code_and_no_w
         nbformat.v4.new_code_cell("long_experiment()", outputs=[bar, printed], metadata={"tags": ["remove-input"]}),
         nbformat.v4.new_code_cell("class MyMemory: ...", outputs=[printed]),
     ])  # fmt: skip
-    labelled = [nbformat.v4.new_output("stream", text="measured 20 states\nn_critics = 1:\n"), bar,
+    labelled = [nbformat.v4.new_output("stream", text="measured 20 states:\nn_critics = 1:\n"), bar, bar,
                 nbformat.v4.new_output("stream", text="n_critics = 2:\n"), bar, printed]  # fmt: skip
     notebook.cells.append(nbformat.v4.new_code_cell("for n in (1, 2): learn(n)", outputs=labelled))
     deck = deck_notebook(notebook)
     hidden = [cell.metadata.get("transient", {}).get("remove_source", False) for cell in deck.cells]
     assert hidden == [False, True, True, False, False]  # the code that is taught stays on its slide
-    assert [o.text for o in deck.cells[4].outputs] == ["measured 20 states\n", "result\n"]  # no label of no bar
+    assert [o.text for o in deck.cells[4].outputs] == ["measured 20 states:\n", "result\n"]  # no label of no bar
     assert deck.cells[0].metadata["slideshow"]["slide_type"] == "skip"
     assert deck.cells[2].outputs == [printed] and deck.cells[1].outputs == [figure]
     assert "remove_source" not in str(notebook)  # the notebook itself is left as it was

@@ -63,6 +63,8 @@ def test_discrete_actions_are_refused_clearly(small_config, toy_env):
     parts = spaces.Dict({"arm": spaces.Box(-1.0, 1.0, (2,)), "grip": spaces.Box(0.0, 1.0, (1,))})
     with pytest.raises(SpaceError, match=r"Give it one flat Box: a gymnasium.ActionWrapper .*splits it\.$"):
         TD3(toy_env(action_space=parts), small_config)  # continuous parts: no word of DQN
+    with pytest.raises(SpaceError, match=r"such as DQN\.$"):
+        TD3(toy_env(action_space=spaces.Tuple((spaces.Box(-1.0, 1.0), spaces.Discrete(3)))), small_config)
 
 
 def test_a_step_that_returns_its_values_in_a_list_is_told_to_return_a_tuple(small_config, toy_env):
@@ -85,15 +87,16 @@ def test_whole_number_actions_are_refused_clearly(small_config, toy_env):
 
 
 def test_unbounded_actions_are_refused_clearly(small_config, toy_env):
-    unbounded = toy_env(action_space=spaces.Box(-np.inf, np.inf, (1,), np.float32))
+    unbounded = toy_env(action_space=spaces.Box(np.float32(-1.0), np.inf, (1,), np.float32))
     with pytest.raises(SpaceError, match="bounds are infinite.*TransformAction") as caught:
         TD3(unbounded, small_config)
     # the advice, followed as written, gives an env TD3 takes
     advice = re.search(r"gymnasium\.wrappers\.TransformAction\(.*?\)\)", str(caught.value)).group()
     env, low, high = unbounded, np.float32(-2.0), np.float32(2.0)
     TD3(eval(advice, {"gymnasium": gym, "env": env, "low": low, "high": high}), small_config).learn(5)
-    with pytest.raises(SpaceError, match=r"gymnasium's ClipAction makes a bounded env's action space infinite: leave"):
+    with pytest.raises(SpaceError, match=r"ClipAction makes a bounded env's action space \(-inf, inf\): leave it out"):
         TD3(gym.wrappers.ClipAction(gym.make("Pendulum-v1")), small_config)  # a habit from other libraries
+    assert "ClipAction" not in str(caught.value)  # one bound infinite: not ClipAction's doing
 
 
 def test_observations_of_no_values_are_refused_clearly(small_config, toy_env):

@@ -241,7 +241,8 @@ def test_record_episode_takes_an_env_id_or_a_rendering_env_and_says_so(small_con
      ([np.zeros((0, 0, 3), np.uint8)], 10, r"H and W at least 1.*the first of shape \(0, 0, 3\)"),
      ([np.zeros((8, 8, 3), np.uint8), np.zeros((9, 8, 3), np.uint8)], 10, r"got 2 frames"),
      ("frames", 10, r"got 'frames'"), ([np.zeros((8, 8, 3), np.uint8)], 0, r"fps must be a number from 0.01 to 1000"), ([np.zeros((8, 8, 3), np.uint8)], 1e-4, r"fps must be a number from 0.01"),
-     ([np.zeros((8, 8, 3), np.uint8)], None, r"fps must be a number from 0.01 to 1000")],
+     ([np.zeros((8, 8, 3), np.uint8)], None, r"fps must be a number from 0.01 to 1000"),
+     ([np.zeros((8, 8, 3), np.uint8)], 60, r"a GIF shows at most 50 frames a second .* give 50 or fewer, or write an .mp4")],
 )  # fmt: skip
 def test_write_video_refuses_frames_it_cannot_write_before_writing_anything(tmp_path, frames, fps, words):
     """An empty list was an IndexError and fps=0 a ZeroDivisionError, both after the folder was made; 2-D float
@@ -249,3 +250,12 @@ def test_write_video_refuses_frames_it_cannot_write_before_writing_anything(tmp_
     with pytest.raises(ValueError, match=words):
         write_video(frames, tmp_path / "videos" / "agent.gif", fps=fps)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_gif_plays_at_the_frames_per_second_asked_for(tmp_path):
+    """fps 60 wrote delays of 17 ms, which a GIF stores as 1 hundredth and players show as 10: 10 frames a second."""
+    from PIL import Image
+
+    write_video([np.full((8, 8, 3), k, np.uint8) for k in (0, 255)], tmp_path / "agent.gif", fps=50)
+    with Image.open(tmp_path / "agent.gif") as gif:
+        assert gif.n_frames == 2 and gif.info["duration"] == 20

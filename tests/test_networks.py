@@ -211,7 +211,10 @@ def test_custom_modules_for_actor_and_critics(tmp_path, small_config, params, sa
                           model.predict(np.ones(3))[0])  # fmt: skip
     with pytest.raises(CheckpointError, match="do not fit the actor_net passed: pass the module it was trained with"):
         Policy.load(tmp_path / "policy.pt", actor_net=ActorNet(in_dim=3, out_dim=1).body[:1].append(nn.Linear(16, 1)))
-    with pytest.raises(CheckpointError, match="The actor_net and critic_net passed must be the module"):
+    with pytest.raises(
+        CheckpointError,
+        match="holds weights that do not fit the actor_net and critic_net passed: pass the module.s. it was trained",
+    ):
         TD3.load(tmp_path / "ckpt", device="cpu", actor_net=nn.Linear(3, 1), critic_net=critic_net)
 
 
@@ -234,6 +237,13 @@ def test_a_custom_actor_with_dropout_or_batch_norm_acts_in_eval_mode_and_trains_
     assert np.isfinite(norm.evaluate(1)[0])
     plain = [TD3("Pendulum-v1", small_config.replace(layer_norm=flag), device="cpu") for flag in (False, True)]
     assert not any(acts_otherwise_in_training(model.actor) for model in plain)  # so it acts as it is, at no cost
+
+
+def test_mixed_precision_says_it_leaves_a_custom_network_as_it_is(small_config):
+    """mixed_precision=True ran a custom actor_net and critic_net in float32 without a word."""
+    with pytest.warns(UserWarning, match="the custom actor_net runs as it is, in float32") as said:
+        TD3("Pendulum-v1", small_config.replace(mixed_precision=True), device="cpu", actor_net=ActorNet())
+    assert len(said) == 1 and said[0].filename == __file__
 
 
 def test_a_custom_module_for_a_file_trained_without_one_is_refused(tmp_path, small_config):

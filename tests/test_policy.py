@@ -247,7 +247,9 @@ def test_a_file_that_names_its_env_by_id_alone_says_what_loading_leaves_out(tmp_
         Policy.load(tmp_path / "policy.pt", gym.make("Pendulum-v1", g=2.0))
     with pytest.raises(TypeError, match=r"the second argument is the device \(got 'Pendulum-v1'\)"):
         Policy.load(tmp_path / "policy.pt", "Pendulum-v1")  # not "Unknown device"
-    with pytest.raises(ValueError, match=r"'cpu' names a device: pass it as device='cpu' \(TD3.load takes the env"):
+    with pytest.raises(
+        ValueError, match=r"'cpu' names a device, not an environment: give it as device='cpu' \(TD3.load"
+    ):
         TD3.load(tmp_path / "agent", "cpu")  # TD3.load's order is Stable-Baselines3's: (path, env, device)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an env made from its id alone: nothing to say

@@ -79,6 +79,21 @@ def test_pretrain_puts_back_an_actor_whose_loss_diverged(small_config, params, s
     assert same(before, params(model.actor))
 
 
+def test_pretrain_puts_back_an_actor_that_fails_on_a_batch_and_says_why(small_config, params, same):
+    """A custom actor with batch norm failed inside torch ("Expected more than 1 value per channel") on the last
+    batch, of one pair, with its weights changed by the batches before it."""
+    obs, actions = expert_pairs(73)  # 8 held out, 65 to train on: batches of 64 and 1
+    actor_net = lambda: torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, 1))  # noqa: E731
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu", actor_net=actor_net)
+    before = params(model.actor)
+    with pytest.raises(
+        ValueError, match=r"batch of 1 pair \(65 to train on leave it last\) in epoch 1: .*Choose another batch_size"
+    ):
+        model.pretrain(obs, actions, batch_size=64)
+    assert same(before, params(model.actor))
+    model.pretrain(obs, actions, batch_size=65, epochs=1)
+
+
 def test_pretrain_refuses_a_learning_rate_too_large_to_step_with(small_config, params, same):
     """lr=1e38 (Adam's first step 1e39, beyond float32) raised from inside Adam where it is not fused (torch < 2.4),
     and diverged where it is: one answer, before the actor moves."""

@@ -3,6 +3,7 @@ that says what to do, given before anything is evaluated, measured or written.""
 
 import json
 import os
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -10,7 +11,8 @@ import nbformat
 import pytest
 
 from scripts import build_decks, evaluate_agents, execute_notebooks, results_table
-from td3_steps import TD3, Policy
+from td3_steps import TD3, Policy, cli
+from td3_steps.config import PRESETS
 from td3_steps.metrics import MetricsCSV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,6 +101,20 @@ def test_the_results_table_is_written_between_the_markers(shipped, capsys):
     )
     assert "| Pendulum-v1 ([assets/pendulum](assets/pendulum)) | `pendulum` | 200 | 0 |" in readme
     assert "-1533.1 ± 0.0, min -1533.1 (1 episodes)" in capsys.readouterr().out
+
+
+def test_the_results_tables_command_gives_the_runs_env_and_settings(shipped):
+    """The command left out --env and every hyperparameter flag: it trained another agent than the run's."""
+    preset = PRESETS["pendulum"].config
+    config = preset.replace(tau=0.01, layer_norm=True, net_arch=(64, 64), train_freq=(1, "episode")).to_dict()
+    run = {"env_id": "my_module:MyEnv-v0", "preset": "pendulum", "seed": 0, "config": config}
+    (shipped / "run.json").write_text(json.dumps(run))
+    results_table.main([])
+    readme = (shipped.parent.parent / "README.md").read_text()
+    command = re.search(r"`python -m td3_steps train (.*?)`", readme).group(1)
+    args, unknown = cli._parser().parse_known_args(["train", *command.split()])
+    assert not unknown and args.env == "my_module:MyEnv-v0" and args.seed == 0
+    assert preset.replace(**cli._config_flags(args)).to_dict() == config  # the command trains the run's agent
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,10 @@ def protocol(monkeypatch):
     monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: [-150.0] * n)
 
 
-def test_the_chosen_actor_is_shipped_with_its_protocol(files_in, run_dir, tmp_path, protocol):
+def test_the_chosen_actor_is_shipped_with_its_protocol(files_in, run_dir, tmp_path, protocol, capsys):
     dest = tmp_path / "assets" / "pendulum"
     ship_run.main([str(run_dir), str(dest), "--actor", "best", "--episodes", "2"])
+    assert "min -150.0, falls n/a (returns below 0)." in capsys.readouterr().out  # was "falls None of 2"
     assert sorted(files_in(dest)) == SHIPPED
     assert (dest / "policy.pt").read_bytes() == (run_dir / "best_policy.pt").read_bytes()
     run = json.loads((dest / "run.json").read_text())

@@ -14,6 +14,7 @@ SVG the package draws now.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 import json
@@ -23,6 +24,7 @@ from PIL import Image
 from playwright.sync_api import sync_playwright
 
 from td3_steps.course import PIPELINE_PNGS, pipeline_png_name
+from td3_steps.files import write_atomically, write_text_atomically
 from td3_steps.pipeline import HEIGHT, WIDTH, pipeline_svg
 
 CHROMIUM = "/usr/bin/chromium"
@@ -43,12 +45,15 @@ def render(folder: Path = PIPELINE_PNGS) -> None:
             page.set_content(f"<style>body {{margin: 0}} svg {{width: {WIDTH}px; height: {HEIGHT}px}}</style>{svg}")
             shot = page.screenshot(clip={"x": 0, "y": 0, "width": WIDTH, "height": HEIGHT})
             image = Image.open(io.BytesIO(shot)).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
-            image.save(folder / pipeline_png_name(step), "PNG", optimize=True)
+            write_atomically(
+                folder / pipeline_png_name(step), lambda f, image=image: image.save(f, "PNG", optimize=True)
+            )
             manifest[pipeline_png_name(step)] = svg_digest(step)
         browser.close()
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    write_text_atomically(folder / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     print(f"wrote {len(manifest)} pictures and manifest.json to {folder}")
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     render()

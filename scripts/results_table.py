@@ -131,7 +131,10 @@ def table() -> str:
         steps = max(evaluations[0])
         seeds = ", ".join(str(run["seed"]) for run in runs)
         env_id, preset = runs[0]["env_id"], runs[0]["preset"]
-        command = _command(runs)
+        try:
+            command = _command(runs)
+        except ValueError as error:  # a run.json edited by hand, or of a run the command line did not make
+            raise ValueError(f"{run_dirs[0] / 'run.json'}: {error}") from error
         lines.append(
             f"| {env_id} ([{task_folder(run_dirs)}]({task_folder(run_dirs)})) | `{preset}` | {steps:,} | {seeds} | {final} | {best} |"
             f" {_shipped_actor(runs)} | {protocol} | {REFERENCES.get(env_id, '')} | {command} |"

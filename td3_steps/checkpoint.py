@@ -453,25 +453,34 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
             " TD3.load(path, memory=False, config=...)."
         )
     model = cls(env, config, seed=meta["seed"], device=device, tensorboard_log=tensorboard_log, **networks)
+    custom = [name for name, module in networks.items() if module is not None]
     try:
         _check_networks(path, model, state)
         set_parameters(model, {name: state[name] for name in PARAMETERS})
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as error:
+        if not custom:
+            raise _does_not_fit(path, error) from error
+        raise CheckpointError(  # the modules passed are the likelier cause
+            f"{path} holds weights that do not fit the {' and '.join(custom)} passed: pass the module(s) it was"
+            f" trained with, the same layers and sizes ({type(error).__name__}: {error})."
+        ) from error
+    try:
         if memory_state is not None:
             model.memory.load_state_dict(memory_state)
         restore_agent(model, meta, state)
     except CheckpointError:
         raise
     except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as error:
-        custom = [name for name, module in networks.items() if module is not None]
-        if custom:  # what was passed is the likelier cause
-            raise CheckpointError(
-                f"{path} holds weights that do not fit the {' and '.join(custom)} passed: pass the module(s) it was"
-                f" trained with, the same layers and sizes ({type(error).__name__}: {error})."
-            ) from error
-        raise CheckpointError(
-            f"{path} does not fit this agent and environment, or is damaged ({type(error).__name__}: {error}). {REMEDY}"
-        ) from error
+        raise _does_not_fit(path, error) from error
     return model
+
+
+def _does_not_fit(path, error: Exception) -> CheckpointError:
+    return CheckpointError(
+        f"{path} does not fit this agent and environment, or is damaged ({type(error).__name__}: {error}). {REMEDY}"
+    )
 
 
 # the settings of the networks, which a config passed to load must keep: net_arch and n_critics show in the saved

@@ -244,8 +244,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--resume", metavar="RUN_DIR", type=_path,
         help="continue the run in RUN_DIR from its last checkpoint. It keeps its preset, environment, seed and"
-        " hyperparameters (giving one is an error); --steps, --eval-freq, --eval-episodes, --checkpoint-freq and"
-        " --threads change it from the checkpoint on, and its run.json records the change",
+        f" hyperparameters (giving one is an error); {', '.join(map(_flag, RESUME_CHANGES.values()))} change it"
+        " from the checkpoint on, and its run.json records the change (--device is this sitting's)",
     )  # fmt: skip
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
@@ -344,7 +344,8 @@ def _flag(field_name: str) -> str:
 
 def config_flags(config: dict, base: dict) -> list[str]:
     """The flags that make a run of `base` (a preset's config, as to_dict gives it) one of `config` (a run.json's):
-    one for each field whose value differs, as `train --help` shows it."""
+    one for each field whose value differs, as `train --help` shows it. A config TD3Config refuses is a ConfigError."""
+    TD3Config.from_dict(config)  # no unknown field, each value of its field's type and range
     flags = []
     for name, value in config.items():
         if value == base.get(name):
@@ -450,15 +451,15 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
         "eval_episodes": args.eval_episodes if args.eval_episodes is not None else preset.eval_episodes,
         "checkpoint_freq": args.checkpoint_freq,  # None: at each evaluation
         "threads": args.threads,
-        "tensorboard_log": _absolute(args.tensorboard_log),  # --resume writes there too
         "config": config.to_dict(),
     }
     name = args.env.split(":")[-1].replace("/", "-") if args.env else preset_name  # 'my_module:ns/MyEnv-v0'
     run_dir = through_link(Path(args.out)) if args.out else _free_dir(Path("runs") / f"{name}-seed{seed}")
+    run["tensorboard_log"] = _recorded_log(args.tensorboard_log, run_dir)  # --resume writes there too
     _replaced_by_out(run_dir, args.force)  # refused before anything is written
-    _check_tensorboard_log(run_dir, run["tensorboard_log"])
+    _check_tensorboard_log(run_dir, args.tensorboard_log)
     _use_threads(run)
-    model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=run["tensorboard_log"])
+    model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=args.tensorboard_log)
     run_dir.mkdir(parents=True, exist_ok=True)
     held = _claim(run_dir)
     replaced = _replaced_by_out(run_dir, args.force)  # again: another run may have begun there meanwhile
@@ -532,12 +533,13 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     run_dir = Path(args.resume)
     run = _read_run(run_dir)
     _check_resumable(run_dir)
-    args.tensorboard_log = _absolute(args.tensorboard_log)
-    _check_tensorboard_log(run_dir, args.tensorboard_log)
-    held = _claim(run_dir)
+    args.tensorboard_log = _recorded_log(args.tensorboard_log, run_dir)
     changes = _apply_resume_changes(run, args)
+    tensorboard_log = _log_dir(run, run_dir)
+    _check_tensorboard_log(run_dir, tensorboard_log)  # given now, or recorded (and perhaps edited since)
+    held = _claim(run_dir)
     _use_threads(run)
-    model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=run.get("tensorboard_log"))
+    model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=tensorboard_log)
     if run["total_steps"] < model.num_steps:
         raise RunError(
             f"{run_dir} has already taken {model.num_steps} steps, more than the {run['total_steps']} asked for"
@@ -614,9 +616,19 @@ RESUME_CHANGES = {
 }
 
 
-def _absolute(path: str | None) -> str | None:
-    """A path as run.json records it: absolute, so that --resume from another directory finds the same place."""
-    return None if path is None else str(Path(path).absolute())
+def _recorded_log(path: str | None, run_dir: Path) -> str | None:
+    """--tensorboard-log as run.json records it: relative to the run directory where it lies in it (the run can be
+    moved), else absolute (--resume may run from another directory)."""
+    if path is None:
+        return None
+    path, run_dir = Path(path).absolute(), run_dir.absolute()
+    return str(path.relative_to(run_dir) if path == run_dir or run_dir in path.parents else path)
+
+
+def _log_dir(run: dict, run_dir: Path) -> str | None:
+    """The TensorBoard directory run.json records, as a path from here."""
+    recorded = run.get("tensorboard_log")
+    return None if recorded is None else str(run_dir / recorded)  # an absolute one stays as it is
 
 
 def _apply_resume_changes(run: dict, args: argparse.Namespace) -> list[str]:
@@ -648,7 +660,9 @@ def _read_run(run_dir: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{path} is not readable JSON ({error}). {RUN_REMEDY}") from error
     check_contents(path, run, RUN_KEYS, RUN_REMEDY)
-    if not isinstance(run.get("tensorboard_log", ""), (str, type(None))):
+    if run.get("tensorboard_log") is not None and not (
+        isinstance(run["tensorboard_log"], str) and run["tensorboard_log"]
+    ):
         raise CheckpointError(f"{path} gives tensorboard_log {run['tensorboard_log']!r}, not a path. {RUN_REMEDY}")
     for key, (minimum, maximum) in RUN_RANGES.items():
         value = run.get(key)
@@ -866,7 +880,7 @@ def render_command(args: argparse.Namespace) -> None:
     given = Path(args.run_dir)
     # beside a checkpoint, never in it: a checkpoint directory that holds another file cannot be saved over
     folder = given if given.is_dir() and _checkpoint_dir(args.run_dir) != given else given.parent
-    out = check_video_path(args.out or folder / "agent.gif")
+    out = check_video_path(args.out or folder / "agent.gif", args.fps)
     model = _agent(args.run_dir, args.device)
     frames, total = record_episode(model, model.env_id, args.max_steps)
     write_video(frames, out, args.fps)

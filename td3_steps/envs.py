@@ -288,12 +288,8 @@ def flatten_observation(space: gym.Space, obs) -> np.ndarray:
 
 
 def is_image_space(space: gym.Space) -> bool:
-    """A Box of uint8 pixels, 0 to 255, with three axes, (H, W, C) or (C, H, W), as Stable-Baselines reads images
-    (a uint8 mask of 0 and 1 is no picture to divide by 255: it is read as numbers, flat)."""
-    return (
-        isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
-        and bool(np.all(space.low == 0) and np.all(space.high == 255))
-    )  # fmt: skip
+    """A Box of uint8 pixels with three axes, (H, W, C) or (C, H, W), as Stable-Baselines reads images."""
+    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
 
 
 def stored_observation_shape(space: gym.Space) -> tuple[int, ...]:

@@ -101,7 +101,7 @@ def make_features_extractor(name: str, observation_space: gym.Space) -> FlattenE
     if name == "nature_cnn":
         if not images:
             raise SpaceError(
-                "TD3Config.features_extractor = 'nature_cnn' needs image observations (a uint8 Box of 0 to 255 shaped"
+                "TD3Config.features_extractor = 'nature_cnn' needs image observations (a uint8 Box shaped"
                 f" (H, W, C) or (C, H, W)), but this environment's observations are {observation_space}:"
                 " use 'flatten' (or 'auto')."
             )

@@ -66,26 +66,25 @@ def pretrain(
     before = copy.deepcopy(model.actor.state_dict())
     history = []
     for epoch in range(1, epochs + 1):
-        shuffled = train_index[torch.randperm(len(train_index), generator=generator)]
-        total = 0.0
-        for batch in shuffled.split(batch_size):
-            try:
-                loss = F.mse_loss(model.actor(obs[batch]), expert[batch])
-            except (RuntimeError, ValueError) as error:  # a custom actor_net's: batch norm on a batch of one, say
-                model.actor.load_state_dict(before)
-                size = f"{len(batch)} pairs" if len(batch) > 1 else f"1 pair ({n - n_val} to train on leave it last)"
-                raise ValueError(
-                    f"pretrain: the actor failed on a batch of {size} in epoch {epoch}: {error}. Its weights are put"
-                    " back as they were." + (" Choose another batch_size." if len(batch) == 1 else "")
-                ) from error
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(batch)
-        with torch.no_grad(), evaluating(model.actor):
-            val = sum(
-                F.mse_loss(model.actor(obs[b]), expert[b], reduction="sum").item() for b in val_index.split(batch_size)
+        try:
+            total, val = _epoch(model.actor, optimizer, obs, expert, train_index, val_index, batch_size, generator)
+        except BaseException as error:  # the actor failing on a batch, an interrupt: its weights are put back
+            model.actor.load_state_dict(before)
+            if not isinstance(error, (RuntimeError, ValueError)) or isinstance(error, torch.cuda.OutOfMemoryError):
+                raise
+            n_train = n - n_val
+            alone = (  # which batch norm cannot take
+                f" ({n_train} pairs to train on leave a last batch of one, which batch norm cannot take: if the actor"
+                " has batch norm, choose another batch_size)"
+                if n_train % batch_size == 1 and n_train > 1
+                else " (one pair to train on, which batch norm cannot take: if the actor has batch norm, give more"
+                " pairs, or a smaller validation_fraction)"
+                if n_train == 1
+                else ""
             )
+            raise ValueError(
+                f"pretrain: the actor failed in epoch {epoch}{alone}: {error}. Its weights are put back as they were."
+            ) from error
         val_loss = val / (n_val * expert.shape[1]) if n_val else math.nan
         if not math.isfinite(total):
             model.actor.load_state_dict(before)
@@ -98,6 +97,21 @@ def pretrain(
     if model.config.share_features_extractor:
         model.critic_targets.load_state_dict(model.critics.state_dict())
     return history
+
+
+def _epoch(actor, optimizer, obs, expert, train_index, val_index, batch_size, generator) -> tuple[float, float]:
+    """One epoch of behaviour cloning in shuffled batches: the summed training loss, and the validation loss."""
+    shuffled = train_index[torch.randperm(len(train_index), generator=generator)]
+    total = 0.0
+    for batch in shuffled.split(batch_size):
+        loss = F.mse_loss(actor(obs[batch]), expert[batch])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(batch)
+    with torch.no_grad(), evaluating(actor):
+        val = sum(F.mse_loss(actor(obs[b]), expert[b], reduction="sum").item() for b in val_index.split(batch_size))
+    return total, val
 
 
 def _check_options(epochs, batch_size, validation_fraction, learning_rate) -> None:

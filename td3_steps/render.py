@@ -66,12 +66,23 @@ def rendering_env(env_id: str):
         ) from error
 
 
-def check_video_path(path) -> Path:
-    """A path write_video can write: a .gif, or an .mp4 with ffmpeg on PATH (either in any case: .GIF), and not a
-    directory."""
+GIF_MAX_FPS = 50
+
+
+def check_video_path(path, fps=30) -> Path:
+    """A path write_video can write at `fps` frames a second: a .gif (at most GIF_MAX_FPS), or an .mp4 with ffmpeg
+    on PATH (either in any case: .GIF), and not a directory."""
     path = check_file_path(path)
     if path.suffix.lower() not in (".gif", ".mp4"):
         raise ValueError(f"Cannot write {path}: choose a .gif or .mp4 file name.")
+    if not (is_number(fps) and 0.01 <= fps <= 1000):
+        raise ValueError(f"write_video: fps must be a number from 0.01 to 1000 (frames per second), got {fps!r}.")
+    if path.suffix.lower() == ".gif" and fps > GIF_MAX_FPS:
+        raise ValueError(
+            f"write_video: a GIF shows at most {GIF_MAX_FPS} frames a second (its delays are whole hundredths of a"
+            f" second, and players show one under 2 as 10), got fps {fps!r}: give {GIF_MAX_FPS} or fewer, or write"
+            " an .mp4."
+        )
     if path.suffix.lower() == ".mp4" and shutil.which("ffmpeg") is None:
         raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
     if is_checkpoint_directory(path.parent):
@@ -103,27 +114,15 @@ def check_frames(frames) -> None:
     )
 
 
-GIF_MAX_FPS = 50
-
-
 def write_video(frames: list[np.ndarray], path, fps: int = 30) -> None:
     """A GIF through Pillow (installed with matplotlib), written atomically, or an MP4 through an ffmpeg on PATH.
 
     `frames` are RGB images, uint8 arrays of one shape (H, W, 3), as env.render() gives them in rgb_array mode.
     """
-    path = check_video_path(path)
     check_frames(frames)
-    if not (is_number(fps) and 0.01 <= fps <= 1000):
-        raise ValueError(f"write_video: fps must be a number from 0.01 to 1000 (frames per second), got {fps!r}.")
-    gif = path.suffix.lower() == ".gif"
-    if gif and fps > GIF_MAX_FPS:
-        raise ValueError(
-            f"write_video: a GIF shows at most {GIF_MAX_FPS} frames a second (its delays are whole hundredths of a"
-            f" second, and players show one under 2 as 10), got fps {fps!r}: give {GIF_MAX_FPS} or fewer, or write"
-            " an .mp4."
-        )
+    path = check_video_path(path, fps)
     make_parents(path)
-    if gif:
+    if path.suffix.lower() == ".gif":
         from PIL import Image
 
         images = [Image.fromarray(frame) for frame in frames]

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -184,6 +185,7 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
         (["evaluate", "RUN", "--episodes", "0"], "--episodes: takes an integer >= 1"),
         (["render", "RUN", "--fps", "0"], "--fps: takes an integer from 1 to 1000"),
         (["render", "RUN", "--fps", "5000"], "--fps: takes an integer from 1 to 1000"),  # once the episode was recorded
+        (["render", "RUN", "--fps", "60"], "a GIF shows at most 50 frames a second"),  # once the episode was recorded
         (["render", "RUN", "--max-steps", "0"], "--max-steps: takes an integer >= 1"),
         (["render", "RUN", "--max-steps", "-3"], "--max-steps: takes an integer >= 1"),
         (["train", "--resume", ""], "--resume: takes a path, not ''"),  # it started a new run of the default preset
@@ -668,6 +670,29 @@ def test_a_resumed_run_goes_on_writing_its_tensorboard_log(tmp_path, monkeypatch
     assert [e.step for e in events.Scalars("eval_return")] == [200, 400]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["tensorboard_log"] == str(tmp_path / "tb")
 
+    monkeypatch.chdir(tmp_path)  # a log inside the run goes with it when the run is moved
+    main(["train", "--out", "inside", "--tensorboard-log", "inside/tb", "--steps", "200", *quick])
+    (tmp_path / "inside").rename(tmp_path / "moved")
+    main(["train", "--resume", "moved", "--steps", "400"])
+    assert (
+        len(list((tmp_path / "moved" / "tb").glob("events.out.tfevents.*"))) == 2 and not (tmp_path / "inside").exists()
+    )
+    main(["train", "--resume", "run", "--steps", "600", "--tensorboard-log", "tb2"])  # added from another directory
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["tensorboard_log"] == str(tmp_path / "tb2")
+
+
+@pytest.mark.parametrize("recorded", ["checkpoint/tb", "", 5])
+def test_a_tensorboard_log_edited_into_run_json_is_checked_before_the_run_goes_on(tmp_path, capsys, recorded):
+    main(["train", "--out", str(tmp_path / "run"), "--steps", "200", "--eval-freq", "200", "--eval-episodes", "1"])
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    (tmp_path / "run" / "run.json").write_text(json.dumps({**run, "tensorboard_log": recorded}))
+    before = (tmp_path / "run" / "metrics.csv").read_text()
+    line = fails(["train", "--resume", str(tmp_path / "run"), "--steps", "400"], capsys)
+    assert ("is the run's own" if recorded == "checkpoint/tb" else "not a path") in line
+    assert (tmp_path / "run" / "metrics.csv").read_text() == before and not (
+        tmp_path / "run" / "checkpoint" / "tb"
+    ).exists()
+
 
 def test_render_says_what_an_environment_that_takes_no_render_mode_needs(tmp_path, capsys, small_config, toy_env):
     """render said "TypeError: ...() takes no arguments was raised from the environment creator ...
@@ -717,7 +742,12 @@ def test_settings_that_waste_the_run_are_named_before_it_starts(tmp_path, capsys
     main(["train", "--out", str(tmp_path / "a"), "--steps", "60", "--learning-starts", "100", "--eval-episodes", "1"])
     err = capsys.readouterr().err
     assert "Warning: learning_starts is 100 and the run takes 60 steps in all: every step acts at random and no" in err
-    assert err.count("Warning") == 1  # learn's own warning, in its terms, is not said a second time
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        main(
+            ["train", "--out", str(tmp_path / "d"), "--steps", "60", "--learning-starts", "100", "--eval-episodes", "1"]
+        )
+    assert not [w for w in said if "learning_starts" in str(w.message)]  # learn's own warning: not said a second time
     main(["train", "--out", str(tmp_path / "c"), "--steps", "100", "--learning-starts", "100", "--eval-episodes", "1"])
     assert "the run takes 100 steps in all: every step acts at random" in capsys.readouterr().err  # all, not one
     gym.register("td3_steps_test/Untimed-v0", entry_point=toy_env)  # its episodes end, but no TimeLimit says so

@@ -36,13 +36,6 @@ def test_nature_cnn_needs_images_of_36_pixels(small_config, toy_env):
     assert flat.memory.obs.shape[1:] == (3, 20, 20) and flat.actor.net.hidden[0].in_features == 1200
 
 
-def test_a_uint8_box_of_other_bounds_than_0_to_255_is_no_image(small_config, toy_env):
-    """A mask of 0 and 1 shaped like an image was divided by 255 (as Stable-Baselines3 does not)."""
-    mask = TD3(toy_env(observation_space=spaces.Box(0, 1, (40, 40, 1), np.uint8)), small_config, device="cpu")
-    assert mask.memory.obs.shape[1:] == (1600,) and mask.memory.obs.dtype == torch.float32
-    assert not isinstance(mask.actor.features, NatureCNN)
-
-
 def test_a_shared_features_extractor_is_trained_by_the_critic_loss_only(image_env_id, image_config, params, same):
     config = image_config.replace(share_features_extractor=True, policy_delay=1)
     model = TD3(image_env_id, config, seed=0, device="cpu")

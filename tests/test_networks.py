@@ -237,6 +237,15 @@ def test_a_custom_actor_with_dropout_or_batch_norm_acts_in_eval_mode_and_trains_
     assert np.isfinite(norm.evaluate(1)[0])
     plain = [TD3("Pendulum-v1", small_config.replace(layer_norm=flag), device="cpu") for flag in (False, True)]
     assert not any(acts_otherwise_in_training(model.actor) for model in plain)  # so it acts as it is, at no cost
+    for changing in (
+        nn.utils.parametrizations.spectral_norm(nn.Linear(3, 16)),
+        nn.utils.spectral_norm(nn.Linear(3, 16)),
+    ):
+        assert acts_otherwise_in_training(nn.Sequential(changing, nn.ReLU()))  # its power iteration runs in training
+    frozen = TD3("Pendulum-v1", small_config, seed=0, device="cpu", actor_net=actor_net(nn.BatchNorm1d(16)))
+    frozen.actor.net[1].eval()  # a part kept in eval mode, such as a pretrained backbone's batch norm
+    frozen.predict(obs)
+    assert frozen.actor.training and not frozen.actor.net[1].training  # acting put each module back as it was
 
 
 def test_mixed_precision_says_it_leaves_a_custom_network_as_it_is(small_config):

@@ -87,11 +87,27 @@ def test_pretrain_puts_back_an_actor_that_fails_on_a_batch_and_says_why(small_co
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu", actor_net=actor_net)
     before = params(model.actor)
     with pytest.raises(
-        ValueError, match=r"batch of 1 pair \(65 to train on leave it last\) in epoch 1: .*Choose another batch_size"
+        ValueError,
+        match=r"failed in epoch 1 \(65 pairs to train on leave a last batch of one, .*, choose another batch_size\)",
     ):
         model.pretrain(obs, actions, batch_size=64)
     assert same(before, params(model.actor))
     model.pretrain(obs, actions, batch_size=65, epochs=1)
+
+    class FailsInEvalMode(torch.nn.Linear):  # as a network may where its validation pass goes wrong
+        broken = False
+
+        def forward(self, x):
+            if self.broken and not self.training:
+                raise RuntimeError("no eval mode here")
+            return super().forward(x)
+
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu", actor_net=lambda: FailsInEvalMode(3, 1))
+    model.actor.net.broken = True
+    before = params(model.actor)
+    with pytest.raises(ValueError, match=r"failed in epoch 1: no eval mode here\. Its weights are put back"):
+        model.pretrain(*expert_pairs(20))  # after the epoch's training steps, at its validation
+    assert same(before, params(model.actor))
 
 
 def test_pretrain_refuses_a_learning_rate_too_large_to_step_with(small_config, params, same):

@@ -61,6 +61,15 @@ def test_a_pipe_gets_the_last_line_once(clock):
     clock.now = 3.0  # closing comes later, at another speed
     bar.close()
     assert len([line for line in pipe.getvalue().splitlines() if "100/100" in line]) == 1, pipe.getvalue()
+    slow = io.StringIO()  # below a step a second tqdm says "2.00s/step"
+    bar = TrainingProgress(0, 4, 0, file=slow)
+    for step in (2, 4):
+        clock.now = 3.0 + 2 * step
+        bar.step(Model(step))
+    bar.show({"step": 4, "eval_return": -99.0, "eval_return_std": 3.0})
+    clock.now = 20.0
+    bar.close()
+    assert "s/step" in slow.getvalue() and len([x for x in slow.getvalue().splitlines() if "4/4" in x]) == 1
 
 
 def test_time_left_ignores_the_random_warm_up(clock):

@@ -3,6 +3,7 @@ modules import one another without a circle."""
 
 import ast
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -70,6 +71,16 @@ def test_every_benchmark_script_starts_and_is_described_in_the_readme():
         assert f"benchmarks/{script.name}" in README, (
             f"the README's Speed section should say what {script.name} measures"
         )
+
+
+def test_every_script_takes_help_and_writes_nothing_for_it(tmp_path):
+    """scripts/render_pipeline.py --help rewrote the shipped pictures."""
+    for script in sorted((ROOT / "scripts").glob("*.py")):
+        if "__main__" in script.read_text():
+            done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True,
+                                  cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+            assert done.returncode == 0 and done.stdout.startswith("usage:"), f"{script.name}:\n{done.stderr}"
+    assert not any(tmp_path.iterdir())
 
 
 def test_license_is_an_spdx_string_with_its_file():

@@ -126,6 +126,8 @@ def test_the_results_tables_command_gives_the_runs_env_and_settings(shipped):
         ("run.json {}", "pendulum/run.json lacks env_id, preset, seed"),  # was a KeyError traceback
         ("no evaluations", "pendulum/metrics.csv has no evaluations yet"),  # was "max() arg is an empty sequence"
         ("protocol.json not JSON", "pendulum/protocol.json cannot be read as JSON"),
+        ("config of no field", "pendulum/run.json: TD3Config has no field 'frobnicate'"),  # was --frobnicate 3
+        ("config null", "pendulum/run.json: TD3Config.from_dict takes a dict of fields"),  # was a traceback
     ],
 )
 def test_results_table_problems_are_one_line_before_the_readme_changes(shipped, parser_error, problem, words):
@@ -140,6 +142,10 @@ def test_results_table_problems_are_one_line_before_the_readme_changes(shipped, 
         MetricsCSV(shipped / "metrics.csv")({"step": 200, "episode_return": -1100.0})
     elif problem == "protocol.json not JSON":
         (shipped / "protocol.json").write_text("{'episodes':")
+    elif problem.startswith("config"):
+        run = json.loads((shipped / "run.json").read_text())
+        config = None if problem == "config null" else {"frobnicate": 3}
+        (shipped / "run.json").write_text(json.dumps({**run, "config": config}))
     else:
         marker = results_table.END if problem == "no end marker" else results_table.START
         readme.write_text(readme.read_text().replace(marker, ""))

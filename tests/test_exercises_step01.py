@@ -335,6 +335,26 @@ def test_a_flag_written_only_when_set_is_told_why_it_is_wrong(capsys):
     assert "leaves an overwritten slot's old flag in place" in out, out
 
 
+def test_a_terminated_flag_written_only_when_set_is_caught_when_a_terminated_slot_is_overwritten(capsys):
+    """It passed: no check overwrote a terminated transition, so its stale 1, which stops an ordinary
+    transition's bootstrap in training, never showed."""
+
+    def add(memory, obs, action, reward, next_obs, terminated, truncated):
+        i = memory["position"]
+        for name, value in (("obs", obs), ("action", action), ("next_obs", next_obs)):
+            memory[name][i] = torch.as_tensor(value)
+        memory["reward"][i] = float(reward)
+        if terminated:
+            memory["terminated"][i] = 1.0
+        memory["truncated"][i] = float(truncated)
+        memory["position"] = (i + 1) % memory["capacity"]
+        memory["size"] = min(memory["size"] + 1, memory["capacity"])
+
+    assert not check_add(add)
+    out = capsys.readouterr().out
+    assert "transition 8 was neither terminated nor truncated, but its slot holds terminated = 1" in out, out
+
+
 def add_in_float64(memory, obs, action, reward, next_obs, terminated, truncated):
     """Replaces each tensor by a float64 one of the same shape, then stores into it."""
     for name in ("obs", "action", "reward", "next_obs", "terminated", "truncated"):

@@ -199,8 +199,15 @@ def reseeds_the_global_rng_from_the_generator(action, low, high, noise_std, nois
     return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
 
 
+def clip_written_in(action, low, high, noise_std, noise_clip, generator=None):
+    """TD3's c = 0.5 written into the function instead of noise_clip: it passed, every clip measured at 0.5."""
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -0.5, 0.5))
+
+
 WRONG = {
     placeholder: "no noise was added",
+    clip_written_in: "with c = 0.3 the noise in u reaches [0.50, 0.50], expected +-0.3: clip to the noise_clip you",
     scaled_twice: "scaled twice",
     clip_scaled: "you clipped it at +-c h, but in u the clip needs no h",
     in_action_units: "in the action's units",

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import numbers
 import signal
 import textwrap
 import threading
@@ -195,11 +196,14 @@ def snapshot(what: torch.nn.Module | Mapping[str, torch.Tensor]) -> dict[str, to
 
 
 def changed(before: dict[str, torch.Tensor], what: torch.nn.Module | Mapping[str, torch.Tensor]) -> list[str]:
-    """The names of the parameters or tensors of `what` that differ from `before` (its `snapshot`), in order."""
+    """The names of the parameters or tensors of `what` that differ from `before` (its `snapshot`) in value or
+    dtype (a network turned float64 by .double()), in order."""
     now = _tensors(what)
     if set(now) != set(before):
         raise ValueError("changed() compares a module with a snapshot of the same module: take snapshot(module) first")
-    return [name for name, t in now.items() if not torch.equal(t.detach(), before[name])]
+    return [
+        name for name, t in now.items() if t.dtype != before[name].dtype or not torch.equal(t.detach(), before[name])
+    ]
 
 
 def requires_grad_of(module: torch.nn.Module) -> dict[str, bool]:
@@ -242,7 +246,7 @@ def close(answer: Any, expected: Any, tol: float = 1e-4) -> bool:
             if answer.numel() != 1:
                 return False
             answer = answer.item()
-        if not isinstance(answer, (int, float)) or isinstance(answer, bool):
+        if not isinstance(answer, numbers.Real) or isinstance(answer, bool):  # numpy's float32 is a number too
             return False
         return math.isclose(answer, expected, rel_tol=tol, abs_tol=tol)
     if type(answer) is not type(expected):

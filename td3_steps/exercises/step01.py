@@ -12,9 +12,10 @@ a fraction), so the checker can tell which transition each slot holds. It record
 did after each call (position, size, slots, fields, flags) and compares each part with the
 right one; each part has its table of the wrong answers students give. Then, if all is right, a
 second memory, of another capacity (4) and other sizes (obs_dim 4, action_dim 2), gets transitions 0
-to 4 again, the last one both terminated and truncated: a capacity written into add as 3, a position
-kept outside the memory dict (a global), sizes written into add (action[0], obs two numbers at a time)
-or `terminated and not truncated` show there.
+to 4 again, the last one both terminated and truncated, then 5 to 8, round the ring onto it: a capacity
+written into add as 3, a position kept outside the memory dict (a global), sizes written into add (action[0],
+obs two numbers at a time), `terminated and not truncated`, or a terminated flag written only when it is set
+show there.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ TRUNCATED_MISTAKES = [
         f"transition {TRUNCATED} was truncated but memory['truncated'] stayed 0: store that flag too, at slot i,"
         " as a number",
     ),
-    Mistake(  # transition 4 overwrites truncated transition 1 (with CAPACITY 3): no terminated one is overwritten
+    Mistake(  # transition 4 overwrites truncated transition 1 (with CAPACITY 3); a terminated one: the second memory
         lambda flags: flags.truncated == _stale(RIGHT_TRUNCATED),
         _stale_message("truncated", RIGHT_TRUNCATED),
     ),
@@ -511,7 +512,21 @@ def _second_memory_problems(add) -> list[str]:
             f"{where} transition {BOTH} was both terminated and truncated, but its slot holds terminated ="
             f" {stored[0]} and truncated = {stored[1]}: store each flag as it is given"
         ]
-    return []
+    last = ADDS + OTHER_CAPACITY - 1  # once more round the ring, onto transition BOTH's slot, with no flag set
+    for t in range(ADDS, last + 1):
+        obs, action, reward, next_obs, _, _ = transition(t, OTHER_OBS_DIM, OTHER_ACTION_DIM)
+        what = f"add(memory of capacity {OTHER_CAPACITY}, transition {t})"
+        _, raised = run_safely(add, memory, obs, action, reward, next_obs, False, False, what=what)
+        if raised:
+            return [raised]
+    stale = [name for name in ("terminated", "truncated") if int(memory[name][slot, 0]) != 0]
+    return [
+        f"{where} transition {last} was neither terminated nor truncated, but its slot holds {name} = 1: it"
+        f" overwrote transition {BOTH}, which was, and that 1 stayed. A flag written only when it is set (`if {name}:"
+        f" memory['{name}'][i] = 1.0`) leaves an overwritten slot's old flag in place: write it at every add, 1.0 or"
+        f" 0.0, memory['{name}'][i] = float({name})"
+        for name in stale[:1]
+    ]
 
 
 @checker

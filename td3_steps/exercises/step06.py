@@ -24,6 +24,7 @@ HIGH = torch.tensor([2.0, 3.0])
 CENTRE, HALF = (HIGH + LOW) / 2, (HIGH - LOW) / 2  # [1, 1] and [1, 2]
 N = 20_000  # draws per measurement: the std is measured within about 1%
 SIGMA, C = 0.2, 0.5
+OTHER_C = 0.3  # a clip other than TD3's 0.5, with CLIP_SIGMA
 # the clip's measurement uses this sigma: with c = 0.5, a clip at +-c (0.5) and one at +-c sigma (0.2) differ
 CLIP_SIGMA = 0.4
 NEAR = torch.tensor([0.05, 2.9])  # u = [-0.95, 0.95]: next to low[0] and high[1]
@@ -295,8 +296,8 @@ def check_smooth_target_action(fn) -> bool:
     """Check `fn(action, low, high, noise_std, noise_clip, generator) -> a~`, measured in u.
 
     On N = 20,000 copies of one action: the noise's std in u (sigma in every dimension), its
-    centre, the independence of its dimensions, its clip (+-c in u, and the std of the clipped
-    noise, where c and c sigma differ), the clip of u to [-1, 1] next to a bound, sigma = 0, the
+    centre, the independence of its dimensions, its clip (+-c in u, for TD3's c and another, and the std of the
+    clipped noise, where c and c sigma differ), the clip of u to [-1, 1] next to a bound, sigma = 0, the
     generator's use (reproducible from a seed, new noise at each call) and that the input a' is
     left unchanged.
     """
@@ -305,6 +306,7 @@ def check_smooth_target_action(fn) -> bool:
     runs = {
         "wide": (given, SIGMA, 100.0, _seeded(0)),  # c so large that only sigma matters
         "clipped": (centre.clone(), CLIP_SIGMA, C, _seeded(1)),  # the clip cuts a fifth of the noise
+        "narrow": (centre.clone(), CLIP_SIGMA, OTHER_C, _seeded(8)),  # another c: a clip at TD3's 0.5 written in
         "near": (NEAR.repeat(N, 1), SIGMA, C, _seeded(2)),
         "still": (STILL.clone(), 0.0, C, _seeded(3)),
         "still again": (STILL.clone(), 0.0, C, _seeded(6)),
@@ -354,6 +356,12 @@ def check_smooth_target_action(fn) -> bool:
     noise_problems = len(problems)
     clip = _clip_problem(out["clipped"], centre, noise_is_right=not problems)
     problems += [clip] if clip else []
+    reach = (_u(out["narrow"]) - _u(centre)).abs().amax(dim=0)
+    if not clip and not _about(OTHER_C, rtol=0.01)(reach):
+        problems.append(
+            f"with c = {OTHER_C} the noise in u reaches {_fmt(reach)}, expected +-{OTHER_C}: clip to the noise_clip"
+            " you are given, torch.clamp(eps, -noise_clip, noise_clip), not to a number written into the function"
+        )
     bound = _bound_problem(out["near"], noise_is_right=len(problems) == noise_problems == 0)
     problems += [bound] if bound else []
     if not torch.equal(out["again"], out["same"]):

@@ -15,6 +15,7 @@ passes.
 from __future__ import annotations
 
 import copy
+import numbers
 import warnings
 
 import torch
@@ -162,7 +163,7 @@ def _value_problem(returned, call: int, losses: list[float], batch: int) -> str 
     )  # fmt: skip
     if known:
         return known
-    if not isinstance(returned, (int, float)) or isinstance(returned, bool):
+    if not isinstance(returned, numbers.Real) or isinstance(returned, bool):
         return f"return the loss as a number, loss.item(); got {type(returned).__name__}."
     return f"the returned loss is {returned:.4g}, expected {expected:.4g} = MSE(Q1, y) + MSE(Q2, y) before the step."
 

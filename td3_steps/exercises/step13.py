@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import numbers
 
 import torch
 
@@ -333,7 +334,7 @@ def _returned_problem(loss) -> str | None:
             f"your function returned a tensor of shape {tuple(loss.shape)}, not one number: return J itself, the"
             " single number -mean Q1(s, pi(s)) (the mean over the batch) that the actor stepped on"
         )
-    if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+    if isinstance(loss, numbers.Real) and not isinstance(loss, bool):  # numpy's float32 too
         return None
     if isinstance(loss, (tuple, list)):
         kinds = ", ".join(type(item).__name__ for item in loss)

@@ -235,7 +235,7 @@ def test_names_each_misplaced_step(assert_rejected):
             wrong_optimizer: "TD3's actor_optimizer",  # actor_update refuses it
             wrong_optimizer_by_hand: "taken by agent.actor_optimizer",
             swapped_arguments: "moves its SECOND argument",
-            actor_every_iteration: "the actor moved at iteration 1",
+            actor_every_iteration: "call actor_update only where policy_update_due(agent.critic_updates, agent.config",
             wrong_pair: "raised ValueError",
             counts_twice: "add 1 once per iteration",
             asks_before_counting: "(before agent.critic_updates += 1 it still holds 0, one update behind)",

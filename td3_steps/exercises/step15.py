@@ -86,17 +86,17 @@ def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backprop
             " policy_update_due says the delay has come round, for the critic-update counter and the config's delay."
         )
     if moved and not due:
-        behind = (  # what a test made before this iteration's += 1 gives
-            f" once it counts this iteration's critic update (before agent.critic_updates += 1 it still holds {i - 1},"
-            " one update behind)"
+        behind = (  # what a test made before this iteration's += 1 gives, or none: both move at iteration 1
+            f"; test it once it counts this iteration's critic update (before agent.critic_updates += 1 it still"
+            f" holds {i - 1}, one update behind)"
             if (i - 1) % delay == 0
             else ""
         )
         return (
             f"the actor moved at iteration {i}, but with agent.config.policy_delay = {delay} it moves only after"
-            f" critic updates {delay}, {2 * delay}, ...: test policy_update_due(agent.critic_updates,"
-            f" agent.config.policy_delay){behind}. The delay counts critic updates, never environment steps"
-            " (agent.num_steps)."
+            f" critic updates {delay}, {2 * delay}, ...: call actor_update only where policy_update_due(agent."
+            f"critic_updates, agent.config.policy_delay) says so, inside the if with steps 14 and 15{behind}. The"
+            " delay counts critic updates, never environment steps (agent.num_steps)."
         )
     if due and not close(ours["actor"], theirs["actor"]):
         return (

@@ -47,7 +47,7 @@ def is_number(value) -> bool:
         return False
 
 
-def is_metric(value) -> bool:
-    """A number a metrics row may hold: an int or a float, numpy's included, NaN (nothing measured since the last
-    row) and inf (a diverged loss) too; not a bool, a tensor or None, which would spoil the CSV."""
+def is_real(value) -> bool:
+    """An int or a float, numpy's included, NaN and inf too (a metrics row's "nothing measured" and a diverged loss,
+    a student's returned loss); not a bool, a tensor or None."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)

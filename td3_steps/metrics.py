@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from .counts import is_count, is_metric, is_number
+from .counts import is_count, is_number, is_real
 from .files import (
     as_path,
     check_directory_path,
@@ -47,7 +47,7 @@ def check_row(row) -> None:
         )
     if not is_count(row["step"], 0):
         raise ValueError(f"log_metrics: 'step' must be a whole number >= 0, the environment step; got {row['step']!r}.")
-    name, value = next(((k, v) for k, v in row.items() if not is_metric(v)), (None, None))
+    name, value = next(((k, v) for k, v in row.items() if not is_real(v)), (None, None))
     if name is not None:
         raise TypeError(
             f"log_metrics: {name!r} must be a number (an int or a float), got {value!r:.80}."

@@ -72,18 +72,9 @@ def pretrain(
             model.actor.load_state_dict(before)
             if not isinstance(error, (RuntimeError, ValueError)) or isinstance(error, torch.cuda.OutOfMemoryError):
                 raise
-            n_train = n - n_val
-            alone = (  # which batch norm cannot take
-                f" ({n_train} pairs to train on leave a last batch of one, which batch norm cannot take: if the actor"
-                " has batch norm, choose another batch_size)"
-                if n_train % batch_size == 1 and n_train > 1
-                else " (one pair to train on, which batch norm cannot take: if the actor has batch norm, give more"
-                " pairs, or a smaller validation_fraction)"
-                if n_train == 1
-                else ""
-            )
             raise ValueError(
-                f"pretrain: the actor failed in epoch {epoch}{alone}: {error}. Its weights are put back as they were."
+                f"pretrain: the actor failed in epoch {epoch}{_batch_of_one(n - n_val, batch_size)}: {error}. Its"
+                " weights are put back as they were."
             ) from error
         val_loss = val / (n_val * expert.shape[1]) if n_val else math.nan
         if not math.isfinite(total):
@@ -97,6 +88,21 @@ def pretrain(
     if model.config.share_features_extractor:
         model.critic_targets.load_state_dict(model.critics.state_dict())
     return history
+
+
+def _batch_of_one(n_train: int, batch_size: int) -> str:
+    """Where the pairs to train on leave a batch of one, which batch norm cannot take: what to change."""
+    if n_train == 1:
+        return (
+            " (one pair to train on, which batch norm cannot take: if the actor has batch norm, give more pairs,"
+            " or a smaller validation_fraction)"
+        )
+    if n_train % batch_size == 1:
+        return (
+            f" ({n_train} pairs to train on leave a last batch of one, which batch norm cannot take: if the actor"
+            " has batch norm, choose another batch_size)"
+        )
+    return ""
 
 
 def _epoch(actor, optimizer, obs, expert, train_index, val_index, batch_size, generator) -> tuple[float, float]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import numbers
 import signal
 import textwrap
 import threading
@@ -41,6 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from ..counts import is_real
 
 REPLY_WIDTH = 100  # a reply is wrapped between words: JupyterLab breaks a long output line anywhere, mid-word
 
@@ -246,7 +247,7 @@ def close(answer: Any, expected: Any, tol: float = 1e-4) -> bool:
             if answer.numel() != 1:
                 return False
             answer = answer.item()
-        if not isinstance(answer, numbers.Real) or isinstance(answer, bool):  # numpy's float32 is a number too
+        if not is_real(answer):  # numpy's float32 is a number too
             return False
         return math.isclose(answer, expected, rel_tol=tol, abs_tol=tol)
     if type(answer) is not type(expected):

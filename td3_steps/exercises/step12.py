@@ -15,12 +15,12 @@ passes.
 from __future__ import annotations
 
 import copy
-import numbers
 import warnings
 
 import torch
 import torch.nn.functional as F
 
+from td3_steps.counts import is_real
 from td3_steps.exercises import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
 from td3_steps.networks import Critics
 
@@ -163,7 +163,7 @@ def _value_problem(returned, call: int, losses: list[float], batch: int) -> str 
     )  # fmt: skip
     if known:
         return known
-    if not isinstance(returned, numbers.Real) or isinstance(returned, bool):
+    if not is_real(returned):
         return f"return the loss as a number, loss.item(); got {type(returned).__name__}."
     return f"the returned loss is {returned:.4g}, expected {expected:.4g} = MSE(Q1, y) + MSE(Q2, y) before the step."
 

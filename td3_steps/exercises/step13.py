@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import copy
 import functools
-import numbers
 
 import torch
 
 from td3_steps.actor_update import actor_update, policy_update_due
+from td3_steps.counts import is_real
 from td3_steps.networks import Actor, Critics
 
 from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
@@ -334,7 +334,7 @@ def _returned_problem(loss) -> str | None:
             f"your function returned a tensor of shape {tuple(loss.shape)}, not one number: return J itself, the"
             " single number -mean Q1(s, pi(s)) (the mean over the batch) that the actor stepped on"
         )
-    if isinstance(loss, numbers.Real) and not isinstance(loss, bool):  # numpy's float32 too
+    if is_real(loss):  # numpy's float32 too
         return None
     if isinstance(loss, (tuple, list)):
         kinds = ", ".join(type(item).__name__ for item in loss)

@@ -368,3 +368,17 @@ def test_a_memory_turned_float64_is_refused(capsys):
     out = capsys.readouterr().out
     assert "memory['obs'] is torch.float64, expected torch.float32" in out and "So are memory['action']" in out, out
     assert "never replace a tensor" in out, out
+
+
+def add_next_obs_zeroed_when_terminated(memory, obs, action, reward, next_obs, terminated, truncated):
+    """Zeros for s' where the episode terminated: the done-masking of the target, done twice and in the wrong place."""
+    add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+    if terminated:
+        memory["next_obs"][(memory["position"] - 1) % memory["capacity"]] = 0.0
+
+
+def test_a_next_obs_zeroed_when_terminated_is_told_to_store_it_as_given(capsys):
+    assert not check_add(add_next_obs_zeroed_when_terminated)
+    out = capsys.readouterr().out
+    assert "a terminated one, holds zeros: store s' as it is given, whatever the flags" in out, out
+    assert "was not written" not in out

@@ -174,7 +174,7 @@ WRONG = {
     sampler(recent): "the draws are not uniform",
     sampler(one_index_for_the_batch): "every row of the batch is the same transition",
     sampler(stratified): "took 10 of its transitions from the older half of the memory, give or take 0.0",
-    sampler(lambda size, n, g: torch.randint(0, size, (n,)).tolist()): "seeded alike gave different batches",
+    sampler(lambda size, n, g: torch.randint(0, size, (n,)).tolist()): "changed torch's global random state",
     sample_python_random: "random.sample",
     sample_own_generator: "not one seeded inside your function",
     sample_misaligned: "a row mixes different transitions",
@@ -188,7 +188,7 @@ WRONG = {
     sampler(uniform, boolean_flags): "store the flag as 1.0 / 0.0",
     sampler(uniform, integer_flags): "an integer tensor",
     sampler(uniform, wrapped_obs): "an extra axis of size 1",
-    sampler(uniform, lambda values, j: values.astype(np.float32)): "is a ndarray, expected a torch.Tensor",
+    sampler(uniform, lambda values, j: values.astype(np.float32)): "is an ndarray, expected a torch.Tensor",
     lambda storage, batch_size, generator=None: {"obs": 1}: "expected a Batch(obs, action",
     lambda storage, batch_size, generator=None: tuple(sampler(uniform)(storage, batch_size, generator)): (
         "returned a plain tuple of five fields: wrap them in a Batch"

@@ -97,7 +97,7 @@ WRONG = {
     lambda batch, actor, actor_target: batch.action: "the stored action a",
     lambda batch, actor, actor_target: actor_target.net(batch.next_obs): "raw output f_phi'(s')",
     lambda batch, actor, actor_target: torch.tanh(actor_target.net(batch.next_obs)): "in [-1, 1]",
-    noisy: "two calls on the same batch and networks gave different a'",
+    noisy: "changed torch's global random state (a draw such as torch.rand or torch.randint without generator=, or torch.manual_seed): did you add noise? Step 6",
     lambda batch, actor, actor_target: right(batch, actor, actor_target).clamp(-1, 1): "you clipped a' to [-1, 1]",
     lambda batch, actor, actor_target: actor_target(batch.obs + batch.next_obs): "you fed s + s'",
     clipped_to_the_stored_range: "you clipped a' to the range of the stored actions in the batch",
@@ -157,3 +157,29 @@ def test_sizes_written_in_are_named_on_a_case_of_other_sizes(capsys):
     assert not check_target_action(batch_size_written_in)
     out = capsys.readouterr().out
     assert "a' has shape (256, 2), expected (300, 2)" in out and note in out, out
+
+
+def clipped_to_max_action(batch, actor, actor_target):
+    """The classic symmetric clip of the tutorials, with max_action = high[0]."""
+    max_action = actor_target.action_high[0].item()
+    with torch.no_grad():
+        return actor_target(batch.next_obs).clamp(-max_action, max_action)
+
+
+def clipped_to_the_first_dimensions_bounds(batch, actor, actor_target):
+    with torch.no_grad():
+        return actor_target(batch.next_obs).clamp(0.0, 2.0)
+
+
+def test_a_clip_to_the_first_dimensions_bounds_is_refused(capsys):
+    """The case's a' kept within [-2, 2] in every dimension although the box is [0, 2] x [-1, 3]: a clip to +-high[0]
+    or to [low[0], high[0]] changed nothing, and the checker said Correct."""
+    assert not check_target_action(clipped_to_max_action)
+    out = capsys.readouterr().out
+    assert "you clipped a' to [-2, 2] in every dimension, a symmetric +-max_action with max_action = high[0]" in out
+    assert "the action bounds here are [0, 2] x [-1, 3], each dimension its own" in out, out
+    assert "already lies in the box" in out and "moves the actions of dimension 2 that lie outside [-2, 2]" in out, out
+    assert not check_target_action(clipped_to_the_first_dimensions_bounds)
+    out = capsys.readouterr().out
+    assert "you clipped a' to [0, 2] in every dimension, the first dimension's [low[0], high[0]]" in out, out
+    assert "though they are within [-1, 3]" in out, out

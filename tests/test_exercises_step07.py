@@ -126,7 +126,7 @@ WRONG = {
     in_float64: "Q_t1 is torch.float64, expected torch.float32",
     first_only: "with 2 target critics it returned 1 Q-value: ",
     with_their_minimum: "it returned 2 items, and item 1 is a tuple of length 2, not a tensor",
-    as_numpy: "item 1 is a ndarray, not a tensor",
+    as_numpy: "item 1 is an ndarray, not a tensor",
     divides_by_zero: "some Q-values are NaN or infinite",
 }
 
@@ -141,3 +141,16 @@ def test_the_placeholder_is_told_what_to_work_on_not_the_answer(capsys):
     out = capsys.readouterr().out
     assert "the Q-values are still the placeholder's, critics(batch.obs, batch.action)" in out, out
     assert "target critics" not in out and "next_obs" not in out and "next_action" not in out, out
+
+
+def freezes_the_critics(batch, a, critics, targets):
+    critics.requires_grad_(False)
+    return tuple(q.detach() for q in targets(batch.next_obs, a))
+
+
+def test_critics_frozen_on_the_way_are_refused(capsys):
+    """The Q-values were right, and the checker said Correct: the online critics could no longer learn in step 12."""
+    assert not check_target_q_values(freezes_the_critics)
+    out = capsys.readouterr().out
+    assert "your function froze the online critics (critics.requires_grad_(False))" in out, out
+    assert "step 12 trains, would never learn again" in out and "under torch.no_grad(), which freezes nothing" in out

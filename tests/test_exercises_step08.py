@@ -154,3 +154,25 @@ def test_unpacking_into_a_two_tensor_minimum_is_told_why_it_fails(capsys):
         assert "with three critics raised TypeError: torch.min(a, b) and torch.minimum(a, b) compare exactly two" in out
         assert "q_values holds 3. Write it for any number of critics" in out and "expected one of" not in out, out
     assert "with one critic raised TypeError" in out and "q_values holds 1" in out, out
+
+
+def squeezed_and_stacked(q_values):
+    return torch.stack([q.squeeze() for q in q_values], 1).min(1).values.unsqueeze(1)
+
+
+def squeezed_then_unsqueezed_last(q_values):
+    return torch.stack([q.squeeze() for q in q_values]).min(0).values.unsqueeze(-1)
+
+
+def test_a_squeeze_that_drops_a_batch_of_one_is_named(capsys):
+    """Right on batches of 3 to 6 transitions, an answer that squeezed every dimension of size 1 raised with a batch of
+    one transition (batch_size=1 is a valid config), or lost its column there, and the checker said Correct."""
+    assert not check_clipped_double_q(squeezed_and_stacked)
+    out = capsys.readouterr().out
+    assert "my_min(q_values) with a batch of one transition raised IndexError" in out, out
+    assert "a .squeeze() without a dimension?" in out and "when B = 1 the batch dimension too" in out, out
+    assert "Name the dimension to drop (squeeze(1), or squeeze(-1)), or better, do not squeeze: keep every tensor a (B, 1) column" in out, out
+    assert not check_clipped_double_q(squeezed_then_unsqueezed_last)
+    out = capsys.readouterr().out
+    assert "with a batch of one transition the result has shape (1,), expected (1, 1)" in out, out
+    assert "when B = 1 the batch dimension too" in out, out

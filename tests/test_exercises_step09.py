@@ -140,3 +140,28 @@ def test_the_placeholder_is_told_what_to_work_on_not_the_answer(capsys):
     assert "(1 - terminated)" not in out and "no_grad" not in out and "detach" not in out, out
     assert not check_bellman_target(target(lambda term, trunc: torch.ones_like(term)))  # an attempt without gradient
     assert "multiply the bootstrap by (1 - terminated)" in capsys.readouterr().out
+
+
+def squeezed_then_unsqueezed(reward, terminated, truncated, next_q, gamma):
+    with torch.no_grad():
+        return (reward.squeeze() + gamma * (1 - terminated.squeeze()) * next_q.squeeze()).unsqueeze(1)
+
+
+def squeezed_then_unsqueezed_last(reward, terminated, truncated, next_q, gamma):
+    with torch.no_grad():
+        return (reward.squeeze() + gamma * (1 - terminated.squeeze()) * next_q.squeeze()).unsqueeze(-1)
+
+
+def test_a_squeeze_that_drops_a_batch_of_one_is_named(capsys):
+    """Right on batches of 6 and 5 transitions, a target built from squeezed tensors raised with a batch of one
+    transition (batch_size=1 is a valid config), or came back (1,), and the checker said Correct."""
+    assert not check_bellman_target(squeezed_then_unsqueezed)
+    out = capsys.readouterr().out
+    call = "my_target(reward, terminated, truncated, next_q, gamma)"
+    assert f"with a batch of one transition, {call} raised IndexError" in out, out
+    assert "a .squeeze() without a dimension?" in out and "when B = 1 the batch dimension too" in out, out
+    assert "Name the dimension to drop (squeeze(1), or squeeze(-1)), or better, do not squeeze" in out, out
+    assert not check_bellman_target(squeezed_then_unsqueezed_last)
+    out = capsys.readouterr().out
+    assert "with a batch of one transition, y is (1,) instead of a (1, 1) tensor" in out, out
+    assert "when B = 1 the batch dimension too" in out, out

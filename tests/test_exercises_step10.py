@@ -130,3 +130,27 @@ def test_a_state_size_written_in_is_named_on_the_case_of_other_sizes(capsys):
     assert "is a size written in, such as view(-1, 3)?" in out, out
     assert not check_current_q(action_reshaped_to_one_column)  # refused on the first case, where no note belongs
     assert "is a size written in" not in capsys.readouterr().out
+
+
+def squeezed_then_unsqueezed(critic_nets, obs, action):
+    x = torch.cat([obs, action], dim=1)
+    return tuple(net(x).squeeze().unsqueeze(-1) for net in critic_nets)
+
+
+def squeezed_then_stacked(critic_nets, obs, action):
+    x = torch.cat([obs, action], dim=1)
+    return tuple(torch.stack([net(x).squeeze()], dim=1) for net in critic_nets)
+
+
+def test_a_squeeze_that_drops_a_batch_of_one_is_named(capsys):
+    """Right on batches of 7 and 6 transitions, Q-values squeezed then unsqueezed came back (1,) on a batch of one
+    transition (batch_size=1 is a valid config), or raised there, and the checker said Correct."""
+    assert not check_current_q(squeezed_then_unsqueezed)
+    out = capsys.readouterr().out
+    assert "with a batch of one transition: your Q-values have shape (1,)" in out, out
+    assert "a .squeeze() without a dimension?" in out and "when B = 1 the batch dimension too" in out, out
+    assert "Name the dimension to drop (squeeze(1), or squeeze(-1)), or better, do not squeeze" in out, out
+    assert not check_current_q(squeezed_then_stacked)
+    out = capsys.readouterr().out
+    assert "my_q(...) with 2 critics on a batch of one transition raised IndexError" in out, out
+    assert "when B = 1 the batch dimension too" in out and "is a size written in" not in out, out

@@ -261,3 +261,14 @@ def test_a_loss_right_for_two_critics_only_is_not_told_it_uses_two_critics(capsy
     out = capsys.readouterr().out
     assert "with 2 critics the loss is right, but with 3 critics it is" in out, out
     assert "first two critics only" not in out, out
+
+
+def test_a_loss_of_the_right_value_and_the_wrong_gradient_is_named(capsys):
+    """Each MSE against a target half made of the detached Q-value, scaled back to the right value: twice the
+    gradient, with the right number."""
+
+    def half_detached(q_values, y):
+        return sum(F.mse_loss(q, (y + q.detach()) / 2) * 4 for q in q_values)
+
+    assert not check_critic_loss(half_detached)
+    assert "the right value but not the right gradient: dL/dQ_1 is 2 times" in capsys.readouterr().out

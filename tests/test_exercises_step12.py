@@ -136,6 +136,33 @@ def backpropagates_the_average(critics, optimizer, obs, action, y):
     return loss.item()
 
 
+def test_an_untouched_exercise_is_not_told_of_a_zero_grad_it_did_not_write(capsys):
+    assert not check_update_critics(placeholder)
+    out = capsys.readouterr().out
+    assert "the critics did not move" in out and "erases" not in out, out
+
+
+def y_made_to_require_grad(critics, optimizer, obs, action, y):
+    loss = correct(critics, optimizer, obs, action, y)
+    y.requires_grad_(True)
+    return loss
+
+
+def action_clamped_in_place(critics, optimizer, obs, action, y):
+    action.clamp_(-1.0, 1.0)
+    return correct(critics, optimizer, obs, action, y)
+
+
+def test_a_batch_changed_by_the_function_is_named(assert_rejected):
+    assert_rejected(
+        check_update_critics,
+        {
+            y_made_to_require_grad: "your function made y require grad",
+            action_clamped_in_place: "your function changed action in place",
+        },
+    )
+
+
 def test_backpropagating_the_average_is_named(capsys):
     """Adam's epsilon moves one weight of seed 1 by 1e-3: the reply was the generic "your critics differ"."""
     assert not check_update_critics(backpropagates_the_average)

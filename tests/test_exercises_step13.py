@@ -125,6 +125,26 @@ def gradients_accumulate(env_step, critic_updates, d, actor, critics, obs, optim
         return loss.detach()
 
 
+def clears_only_when_resting(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    """Clears the gradients in the calls that rest, never before a step: right while d > 1 leaves a resting call
+    between two steps, and the gradients pile up with d = 1."""
+    if critic_updates % d != 0:
+        optimizer.zero_grad()
+        return None
+    critics.requires_grad_(False)
+    loss = -critics.q1(obs, actor(obs)).mean()
+    loss.backward()
+    optimizer.step()
+    critics.requires_grad_(True)
+    return loss.detach()
+
+
+def obs_made_to_require_grad(env_step, critic_updates, d, actor, critics, obs, optimizer):
+    loss = with_the_package(env_step, critic_updates, d, actor, critics, obs, optimizer)
+    obs.requires_grad_(True)
+    return loss
+
+
 def clamped_actions(env_step, critic_updates, d, actor, critics, obs, optimizer):
     if critic_updates % d != 0:
         return None
@@ -188,6 +208,8 @@ def test_names_each_wrong_actor_step(assert_rejected):
             returns_j_every_time: "returned something after critic updates 1, 3, 5",
             returns_loss_after_the_step: "computed after the step",
             gradients_accumulate: "optimizer.zero_grad()",
+            clears_only_when_resting: "each due call clears the old gradients (optimizer.zero_grad())",
+            obs_made_to_require_grad: "your function made obs require grad",
         },
     )
 

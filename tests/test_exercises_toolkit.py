@@ -150,6 +150,8 @@ def test_close_compares_values_and_shapes():
     assert close(1000.05, 1000.0) and not close(1000.5, 1000.0), "relative above 1"
     assert close(None, None) and not close(0, None)
     assert close(np.zeros(2), np.zeros(2)) is False, "an array's element-wise == is no verdict, and raises no error"
+    assert not close(column.to_sparse(), column) and not close(torch.empty(2, 1, device="meta"), column)
+    assert not close(torch.empty((), device="meta"), 3.0)
 
 
 def test_match_mistake_names_the_first_matching_mistake():
@@ -212,6 +214,25 @@ def test_run_safely_names_and_undoes_a_switch_of_the_grad_mode():
     assert run_safely(blocks_off, 1) == (2, None)
 
 
+def test_run_safely_names_and_undoes_a_change_of_the_global_random_state():
+    """A draw without generator=, or a torch.manual_seed, inside an answer of a step that draws nothing passed, and
+    moved or reset every later draw of the notebook."""
+    state = torch.get_rng_state()
+    for changes in (lambda: torch.rand(1), lambda: torch.manual_seed(7)):
+        result, problem = run_safely(changes, what="my_fn()", random_state="draw nothing here")
+        assert result is None and problem == (
+            "my_fn() changed torch's global random state (a draw such as torch.rand or torch.randint without"
+            " generator=, or torch.manual_seed): draw nothing here"
+        )
+        assert torch.equal(torch.get_rng_state(), state)
+    assert "this step draws nothing at random" in run_safely(lambda: torch.rand(1))[1]
+    _, problem = run_safely(lambda: torch.rand(1), random_state=None)  # a step that draws checks it itself
+    assert problem is None and not torch.equal(torch.get_rng_state(), state)
+    with_generator = torch.Generator().manual_seed(0)
+    torch.set_rng_state(state)
+    assert run_safely(lambda: torch.rand(1, generator=with_generator))[1] is None
+
+
 def test_dtype_problem_names_a_float64_answer():
     assert dtype_problem(torch.zeros(2), "y") is None and dtype_problem(3.0, "y") is None
     assert dtype_problem(torch.zeros(2, dtype=torch.float64), "y").startswith(
@@ -234,6 +255,8 @@ ODD_ANSWERS = {
     "a 0-d NumPy array": np.array(1.0),
     "True": True,
     "(None, None)": (None, None),
+    "a sparse column": torch.ones(3, 1).to_sparse(),
+    "a meta tensor": torch.empty(6, 1, device="meta"),
 }
 
 

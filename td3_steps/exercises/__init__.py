@@ -7,12 +7,14 @@ checker explains instead of raising. Checkers live in one module per notebook (s
 step15.py); each holds only its step's cases and its table of known mistakes, and uses:
 
 - `@checker`: wraps each checker; an answer that is not a function is told how to pass one.
-- `run_safely(fn, *args, what=...)`: call the student's function; an exception, or a loop that never ends (stopped
-  after TIME_LIMIT_S), becomes a sentence.
+- `run_safely(fn, *args, what=...)`: call the student's function; an exception, a loop that never ends (stopped
+  after TIME_LIMIT_S), gradients switched off, or a change to torch's global random state becomes a sentence.
 - `snapshot(module)` and `changed(before, module)`: which parameters a function changed; the same over a
   {name: tensor} mapping, for inputs a function must leave alone. `requires_grad_of(module)`: each parameter's
   requires_grad, to compare before and after a function that must leave a network trainable (or frozen).
-- `close(answer, expected, tol)`: equal within a tolerance, shapes included; `dtype_problem(answer, name)`: float32;
+- `squeeze_note(right_on)`: the reply to an answer right on the checker's batches and wrong on a batch of one.
+- `kind_of(value)`: "a list", "an ndarray", for a reply that names what came back.
+- `close(answer, expected, tol)`: equal within a tolerance, shapes included (`has_values`: a tensor to compare); `dtype_problem(answer, name)`: float32;
   `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer;
   `KnownError(says, message)` and `explain_error(problem, known)`: say what a known error of Python or torch means.
@@ -115,13 +117,23 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[Any, str | None]:
+NO_DRAWS = (
+    "this step draws nothing at random, and a draw or a seed inside it would move or reset every later draw of"
+    " the notebook: remove it"
+)
+
+
+def run_safely(
+    fn: Callable, *args: Any, what: str = "your function", random_state: str | None = NO_DRAWS
+) -> tuple[Any, str | None]:
     """Call `fn(*args)`: (its result, None), or (None, a sentence saying what it raised).
 
     `what` names the call in the sentence, e.g. "my_loss(q_values, y)". An exercise left as
-    `raise NotImplementedError` is reported as not written yet.
+    `raise NotImplementedError` is reported as not written yet. A function that changes torch's global
+    random state (a draw without generator=, or torch.manual_seed) is told so, with `random_state`'s
+    advice, and the state is put back; None leaves the check to the checker (a step that draws).
     """
-    grad_enabled = torch.is_grad_enabled()
+    grad_enabled, random_before = torch.is_grad_enabled(), torch.get_rng_state()
     try:
         with time_limit(TIME_LIMIT_S):
             result = fn(*args)
@@ -130,6 +142,11 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
                 f"{what} switched gradients {'off' if grad_enabled else 'on'} for all the code that runs after it"
                 " (torch.set_grad_enabled): say where they are off with a block, `with torch.no_grad():`, which"
                 " turns them back on at its end"
+            )
+        if random_state is not None and not torch.equal(torch.get_rng_state(), random_before):
+            return None, (
+                f"{what} changed torch's global random state (a draw such as torch.rand or torch.randint without"
+                f" generator=, or torch.manual_seed): {random_state}"
             )
         return result, None
     except TimeLimit:
@@ -145,18 +162,39 @@ def run_safely(fn: Callable, *args: Any, what: str = "your function") -> tuple[A
         return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"
     finally:
         torch.set_grad_enabled(grad_enabled)
+        if random_state is not None:
+            torch.set_rng_state(random_before)  # so that the notebook's later draws stay as they were
+
+
+def squeeze_note(right_on: str) -> str:
+    """What to say of an answer right on the checker's batches (`right_on`: "the batches of 6 and 5 transitions")
+    and wrong on a batch of one transition (steps 8 to 10): a .squeeze() that took the batch dimension too."""
+    return (
+        f"Your function is right on {right_on}, not on a batch of one (B = 1, which batch_size=1 gives): a .squeeze()"
+        " without a dimension? It drops every dimension of size 1, and when B = 1 the batch dimension too: a (1, 1)"
+        " column becomes a single number of shape (), and what follows fails or gives another shape. Name the"
+        " dimension to drop (squeeze(1), or squeeze(-1)), or better, do not squeeze: keep every tensor a (B, 1)"
+        " column"
+    )
+
+
+def kind_of(value: Any) -> str:
+    """What a value is, with its article, for a reply: "a list", "an ndarray", "an int"."""
+    name = type(value).__name__
+    vowel_sound = name[0].lower() in "aeiou" or name == "ndarray"  # said "en-d-array"
+    return f"{'an' if vowel_sound else 'a'} {name}"
 
 
 def tensors_problem(answer: Any, each: str, right: str) -> str | None:
     """What came back in place of a flat tuple of tensors (one per critic): another type, or an item that is no
     tensor; else None. `each` says what one tensor is ("target critic"), `right` how to write the answer."""
     if not isinstance(answer, tuple):
-        return f"it returned a {type(answer).__name__}: return a tuple of tensors, {right}"
+        return f"it returned {kind_of(answer)}: return a tuple of tensors, {right}"
     for k, item in enumerate(answer, start=1):
         if not isinstance(item, torch.Tensor):
-            kind = type(item).__name__ + (f" of length {len(item)}" if isinstance(item, (tuple, list)) else "")
+            kind = kind_of(item) + (f" of length {len(item)}" if isinstance(item, (tuple, list)) else "")
             return (
-                f"it returned {len(answer)} items, and item {k} is a {kind}, not a tensor: return the Q-values"
+                f"it returned {len(answer)} items, and item {k} is {kind}, not a tensor: return the Q-values"
                 f" alone, one tensor per {each} in a flat tuple (nothing nested, nothing next to them): {right}"
             )
     return None
@@ -239,12 +277,12 @@ def close(answer: Any, expected: Any, tol: float = 1e-4) -> bool:
             and all(close(a, w, tol) for a, w in zip(answer, expected))
         )
     if isinstance(expected, torch.Tensor):
-        if not isinstance(answer, torch.Tensor) or answer.shape != expected.shape:
+        if not isinstance(answer, torch.Tensor) or answer.shape != expected.shape or not has_values(answer):
             return False
-        return bool(torch.allclose(answer.detach().double(), expected.detach().double(), rtol=tol, atol=tol))
+        return bool(torch.allclose(answer.detach().cpu().double(), expected.detach().double(), rtol=tol, atol=tol))
     if isinstance(expected, (int, float)) and not isinstance(expected, bool):
         if isinstance(answer, torch.Tensor):
-            if answer.numel() != 1:
+            if answer.numel() != 1 or not has_values(answer):
                 return False
             answer = answer.item()
         if not is_real(answer):  # numpy's float32 is a number too
@@ -254,6 +292,11 @@ def close(answer: Any, expected: Any, tol: float = 1e-4) -> bool:
         return False
     equal = answer == expected
     return equal if isinstance(equal, bool) else False  # a NumPy array's == compares element-wise: no verdict
+
+
+def has_values(tensor: torch.Tensor) -> bool:
+    """Whether a tensor holds values to compare: not a sparse one, nor one on the "meta" device (shapes only)."""
+    return tensor.layout == torch.strided and tensor.device.type != "meta"
 
 
 @dataclass(frozen=True)

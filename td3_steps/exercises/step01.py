@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import Mistake, checker, dtype_problem, match_mistake, report, run_safely
+from . import Mistake, checker, dtype_problem, kind_of, match_mistake, report, run_safely
 
 CAPACITY, OBS_DIM, ACTION_DIM = 3, 2, 1
 ADDS = 5  # transitions 0 to 4 into 3 slots
@@ -207,7 +207,7 @@ def _which(memory: dict, slot: int) -> int | None:
 
 def _shape(value) -> tuple | str:
     """A tensor's shape, or what else the value is (a student's add may replace a tensor)."""
-    return tuple(value.shape) if isinstance(value, torch.Tensor) else f"a {type(value).__name__}"
+    return tuple(value.shape) if isinstance(value, torch.Tensor) else kind_of(value)
 
 
 def _as_int(value) -> int | None:
@@ -310,8 +310,13 @@ def trace(add) -> Trace:
 def _field_problem(name: str, t: int, stored: list, right: list, wrong: Collection[str] = ()) -> str:
     """What is wrong with transition t's `name` (a list of numbers as stored, and as it should be); `wrong`: the
     names of all the fields found wrong, this one included (obs and next_obs both wrong may be a swap)."""
-    obs, _, _, next_obs, _, _ = transition(t, obs_dim=len(right))
+    obs, _, _, next_obs, terminated, _ = transition(t, obs_dim=len(right))
     value = "float(reward)" if name == "reward" else f"torch.as_tensor({name})"
+    if not any(stored) and name == "next_obs" and terminated:
+        return (
+            f"memory['next_obs'] of transition {t}, a terminated one, holds zeros: store s' as it is given, whatever"
+            " the flags; the Bellman target's (1 - terminated) of step 9 is what keeps it out of the target"
+        )
     if not any(stored):
         return f"memory['{name}'] was not written: store it too, at slot i, as memory['obs'] is stored"
     other = "next_obs" if name == "obs" else "obs"

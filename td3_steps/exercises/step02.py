@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from . import Mistake, checker, close, dtype_problem, match_mistake, report, run_safely
+from . import NO_DRAWS, Mistake, checker, close, dtype_problem, kind_of, match_mistake, report, run_safely
 
 # (name, low, high): a symmetric range (Pendulum), an asymmetric one, and one that excludes 0.
 CASES = [
@@ -93,7 +93,7 @@ def _rows(action: torch.Tensor, expected: torch.Tensor) -> str:
 def _shape_problem(action, u: torch.Tensor, name: str) -> str | None:
     """The action must be a tensor shaped like u, (B, action_dim)."""
     if not isinstance(action, torch.Tensor):
-        return f"scale_action returned a {type(action).__name__}: return a torch.Tensor, {RIGHT}"
+        return f"scale_action returned {kind_of(action)}: return a torch.Tensor, {RIGHT}"
     if tuple(action.shape) != tuple(u.shape):
         return (
             f"on {name}, u has shape {tuple(u.shape)} but your action has shape {tuple(action.shape)}:"
@@ -108,17 +108,11 @@ def _value_problem(scale_action) -> str | None:
         low, high = torch.tensor(low_list), torch.tensor(high_list)
         u = torch.tensor([[value] * len(low_list) for _, value in U_ROWS])  # (4, action_dim)
         inputs = (u.clone(), low.clone(), high.clone())
-        random_state = torch.get_rng_state()
-        action, problem = run_safely(scale_action, *inputs, what=f"scale_action(u, low, high) on {name}")
+        action, problem = run_safely(
+            scale_action, *inputs, what=f"scale_action(u, low, high) on {name}", random_state=f"{NO_DRAWS}: {RIGHT}"
+        )
         if problem:
             return problem
-        if not torch.equal(torch.get_rng_state(), random_state):
-            torch.set_rng_state(random_state)  # undo it, so that the notebook's later draws stay as they were
-            return (
-                "scale_action changed torch's global random state (torch.manual_seed, or a random draw): the map"
-                " draws nothing, and a seed set inside it would reset every later draw in the notebook. Remove"
-                f" it: {RIGHT}"
-            )
         for label, given, kept in zip(("u", "low", "high"), inputs, (u, low, high)):
             if not torch.equal(given, kept):
                 why = " (in the actor u is tanh's output, which the backward pass needs)" if label == "u" else ""

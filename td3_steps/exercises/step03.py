@@ -62,7 +62,9 @@ def _case(obs_dim: int, action_dim: int) -> tuple[torch.Tensor, torch.Tensor, to
 
 
 def _networks(build_critics, obs_dim: int, action_dim: int) -> tuple[list[nn.Module] | None, str | None]:
-    networks, problem = run_safely(build_critics, obs_dim, action_dim, what="build_critics(obs_dim, action_dim)")
+    networks, problem = run_safely(
+        build_critics, obs_dim, action_dim, what="build_critics(obs_dim, action_dim)", random_state=None
+    )  # initialising the networks draws
     if problem:
         return None, problem
     if not isinstance(networks, (tuple, list)) or len(networks) != 4:

@@ -23,12 +23,16 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from . import KnownError, Mistake, checker, explain_error, match_mistake, report, run_safely
+from . import KnownError, Mistake, checker, explain_error, kind_of, match_mistake, report, run_safely
 
 FIELDS = ("obs", "action", "reward", "next_obs", "terminated")
 SIZE, N = 40, 16  # transitions in the list; the batch size of the first look
 DRAWS = (1_500, 20)  # batches x batch size for the uniformity test: 30,000 draws
 RANDINT = "torch.randint(0, len(storage), (batch_size,), generator=generator)"
+DRAW_WITH_GENERATOR = (
+    "draw with the generator you are given (generator=generator), so that a seeded run is reproducible, and leave"
+    " torch's own generator alone"
+)
 
 
 class Labels(NamedTuple):
@@ -127,7 +131,7 @@ def _fields(batch, what: str) -> tuple[list | None, str | None]:
         )
     return (
         None,
-        f"{what} returned a {type(batch).__name__}; expected a Batch(obs, action, reward, next_obs, terminated)",
+        f"{what} returned {kind_of(batch)}; expected a Batch(obs, action, reward, next_obs, terminated)",
     )
 
 
@@ -176,7 +180,7 @@ KNOWN_ERRORS = [
 def _sample(fn, batch_size: int, generator: torch.Generator, labels: Labels = FIRST) -> tuple[list | None, str | None]:
     what = f"sample_from_list(storage, {batch_size}, generator)"
     storage = labelled_storage(SIZE, labels)
-    batch, problem = run_safely(fn, storage, batch_size, generator, what=what)
+    batch, problem = run_safely(fn, storage, batch_size, generator, what=what, random_state=DRAW_WITH_GENERATOR)
     if problem:
         return None, explain_error(problem, KNOWN_ERRORS)
     problem = _storage_problem(storage, what, labels)
@@ -191,7 +195,7 @@ def _format_problems(fields: list, n: int, action_dim: int = 1) -> list[str]:
     problems = []
     for name, value in zip(FIELDS, fields):
         if not isinstance(value, torch.Tensor):
-            problems.append(f"{name} is a {type(value).__name__}, expected a torch.Tensor (torch.as_tensor)")
+            problems.append(f"{name} is {kind_of(value)}, expected a torch.Tensor (torch.as_tensor)")
             continue
         shape = tuple(value.shape)
         if shape != shapes[name]:

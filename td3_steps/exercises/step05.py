@@ -3,9 +3,11 @@
 The student writes `fn(batch, actor, actor_target) -> a'`. The case is built so that every wrong
 choice gives a different a': an actor that has moved away from its target, a batch whose s and s'
 differ, an asymmetric action space [0, 2] x [-1, 3] (an output before the tanh or the affine
-map shows), and stored actions that keep to the lower part of that box, below a' (a clip of a' to
-the stored actions' range shows). MISTAKES names each wrong choice. A second case (CASES) has other sizes,
-states of 5 numbers and a batch larger than TD3's 256, so that an answer with a size written in shows.
+map shows), a target actor whose a' fill each dimension's whole [low, high] (a clip to any other
+bounds, such as the symmetric +-high[0] of max_action, shows), and stored actions that keep to the
+lower part of that box (a clip of a' to the stored actions' range shows). `mistakes` names each wrong
+choice. A second case (CASES) has other sizes, states of 5 numbers and a batch larger than TD3's 256,
+so that an answer with a size written in shows.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from . import (
     close,
     dtype_problem,
     inference_problem,
+    kind_of,
     match_mistake,
     report,
     requires_grad_of,
@@ -31,6 +34,7 @@ from . import (
 LOW = [0.0, -1.0]  # asymmetric bounds, as a real action space may have
 HIGH = [2.0, 3.0]
 RIGHT = "a' = pi_phi'(s'): call actor_target(batch.next_obs)"
+NOISE = "did you add noise? Step 6 adds the smoothing noise; step 5 returns the actor target's action as it is"
 # the reply to the notebook's placeholder, actor(batch.obs) with gradient: what to work on, not the answer (the
 # same value computed under torch.no_grad(), a student's own attempt, gets the two slips of MISTAKES named)
 UNTOUCHED = (
@@ -38,24 +42,39 @@ UNTOUCHED = (
     " Which of the two networks gives the target y its next action, in which states of the batch is that action"
     " played, and how is a' computed without gradient? See section 2 (The idea)"
 )
-STORED_SHARE = 0.45  # the stored actions fill the lower 45% of each dimension's [low, high]; the case's a' lies above
+STORED_SHARE = 0.45  # the stored actions fill the lower 45% of each dimension's [low, high]; much of a' lies above
+SPREAD = 1.5  # the std of the target actor's raw outputs f(s') on the case: tanh(f) then reaches near -1 and 1
 CASES = ((0, 32, 4), (1, 300, 5))  # (seed, batch size, state size): the second one with other sizes
 
 
 def target_case(seed: int, n: int, obs_dim: int) -> tuple[Batch, Actor, Actor]:
-    """A batch whose s and s' differ, and an actor that has moved away from its target."""
+    """A batch whose s and s' differ, a target actor whose a' fill the box, and an actor that has moved away from
+    its target."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         actor = Actor(obs_dim, LOW, HIGH, net_arch=(16, 16))
+        obs, next_obs = torch.randn(n, obs_dim), torch.randn(n, obs_dim)
+        _fill_the_box(actor, next_obs)
         actor_target = make_target(actor)
         with torch.no_grad():
             for p in actor.parameters():
                 p.add_(0.5 * torch.randn_like(p))  # as after many actor updates
-        obs, next_obs = torch.randn(n, obs_dim), torch.randn(n, obs_dim)
         low, high = torch.tensor(LOW), torch.tensor(HIGH)
         action = low + (high - low) * STORED_SHARE * torch.rand(n, 2)  # played by an early behaviour policy
         batch = Batch(obs, action, torch.randn(n, 1), next_obs, torch.zeros(n, 1))
     return batch, actor, actor_target
+
+
+def _fill_the_box(actor: Actor, next_obs: torch.Tensor) -> None:
+    """Centre and widen the actor's raw outputs f(s') on these states, dimension by dimension (in place), so that its
+    actions pi(s') = c + h tanh(f(s')) spread over each dimension's whole [low, high], near both bounds: a fresh
+    network's actions keep close to the centre, where a clip to other bounds (a symmetric +-high[0] cuts dimension 2
+    above 2) changes none of them."""
+    with torch.no_grad():
+        raw = actor.net(actor.features(next_obs))
+        scale = SPREAD / raw.std(dim=0)
+        actor.net.out.weight.mul_(scale[:, None])
+        actor.net.out.bias.sub_(raw.mean(dim=0)).mul_(scale)
 
 
 def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
@@ -91,6 +110,20 @@ def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
                 " c + h * tanh(...) into each dimension's [low, high], which actor_target(...) applies."
                 f" {RIGHT}",
             ),
+            *(
+                Mistake(
+                    right.clamp(low, high),
+                    f"you clipped a' to [{low:g}, {high:g}] in every dimension, {bounds}: the action bounds here are"
+                    f" {_box()}, each dimension its own, so that clip moves the actions of dimension 2 that lie outside"
+                    f" [{low:g}, {high:g}] onto its ends, though they are within [{LOW[1]:g}, {HIGH[1]:g}]. The actor"
+                    " target's output, tanh scaled into each dimension's [low, high], already lies in the box: return"
+                    f" it as it is. {RIGHT}",
+                )
+                for low, high, bounds in (
+                    (-HIGH[0], HIGH[0], "a symmetric +-max_action with max_action = high[0]"),
+                    (LOW[0], HIGH[0], "the first dimension's [low[0], high[0]]"),
+                )
+            ),
             Mistake(
                 right.clamp(-1, 1),
                 f"you clipped a' to [-1, 1]: the action bounds here are {_box()}, and the actor target's"
@@ -125,10 +158,7 @@ def _unknown_problem(fn, answer: torch.Tensor, right: torch.Tensor, case: tuple[
     off = f"off from pi_phi'(s') by {float(gap.mean()):.3f} on average, up to {float(gap.max()):.3f}"
     again, _ = run_safely(fn, *target_case(*case), what="next_action(batch, actor, actor_target), called again")
     if isinstance(again, torch.Tensor) and again.shape == answer.shape and not torch.equal(again, answer):
-        return (
-            f"two calls on the same batch and networks gave different a' ({off}): did you add noise? Step 6"
-            f" adds the smoothing noise; step 5 returns the actor target's action as it is. {RIGHT}"
-        )
+        return f"two calls on the same batch and networks gave different a' ({off}): {NOISE}. {RIGHT}"
     return f"a' matches none of pi_phi'(s'), pi_phi(s'), pi_phi'(s), pi_phi(s) ({off}): {RIGHT}"
 
 
@@ -157,7 +187,9 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
     target_before, actor_before = snapshot(actor_target), snapshot(actor)
     actor_trainable = requires_grad_of(actor)
     inputs = snapshot(batch._asdict())
-    answer, problem = run_safely(fn, batch, actor, actor_target, what="next_action(batch, actor, actor_target)")
+    answer, problem = run_safely(
+        fn, batch, actor, actor_target, what="next_action(batch, actor, actor_target)", random_state=f"{NOISE}. {RIGHT}"
+    )
     if problem:
         return [problem + _sizes_note(n, obs_dim)]
     if changed(target_before, actor_target):
@@ -187,7 +219,7 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
             " moves only by the Polyak update of step 14; leave it frozen and compute a' without gradient"
         ]
     if not isinstance(answer, torch.Tensor):
-        return [f"it returned a {type(answer).__name__}, expected a torch.Tensor: {RIGHT}"]
+        return [f"it returned {kind_of(answer)}, expected a torch.Tensor: {RIGHT}"]
     if tuple(answer.shape) != (n, 2):
         return [_shape_problem(tuple(answer.shape), n) + _sizes_note(n, obs_dim)]
     batch = Batch(**inputs)  # the untouched inputs, for the expected values

@@ -17,7 +17,7 @@ import math
 import torch
 
 from ..target import smooth_target_action
-from . import Mistake, changed, checker, close, dtype_problem, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, dtype_problem, kind_of, match_mistake, report, run_safely, snapshot
 
 LOW = torch.tensor([0.0, -1.0])
 HIGH = torch.tensor([2.0, 3.0])
@@ -142,7 +142,7 @@ def _run(
     what = f"smooth_normalised(action, low, high, {sigma}, {c}, generator)"
     bounds = {"low": bounds[0].clone(), "high": bounds[1].clone()}
     before = snapshot(bounds)
-    out, problem = run_safely(fn, action, *bounds.values(), sigma, c, generator, what=what)
+    out, problem = run_safely(fn, action, *bounds.values(), sigma, c, generator, what=what, random_state=None)
     if problem:
         return None, problem
     altered = changed(before, bounds)
@@ -154,7 +154,7 @@ def _run(
             " as they are and build new tensors from them, centre = (high + low) / 2 and h = (high - low) / 2"
         )
     if not isinstance(out, torch.Tensor):
-        return None, f"it returned a {type(out).__name__}, expected a torch.Tensor of smoothed actions"
+        return None, f"it returned {kind_of(out)}, expected a torch.Tensor of smoothed actions"
     if tuple(out.shape) != tuple(action.shape):
         dims = action.shape[-1]
         written_in = (

@@ -23,6 +23,7 @@ from . import (
     inference_problem,
     match_mistake,
     report,
+    requires_grad_of,
     run_safely,
     snapshot,
     tensors_problem,
@@ -31,6 +32,7 @@ from . import (
 CASES = ((2, 0), (3, 1))  # (number of critics, seed)
 MAX_ACTION = 2.0  # a~ lies in [-2, 2], Pendulum's torque range, so a clip to the tutorials' [-1, 1] shows
 RIGHT = "critic_targets(batch.next_obs, next_action), one (N, 1) column per target critic"
+NOISE = "did you add noise to a~? next_action already carries step 6's smoothing noise, so score it as it is"
 # the reply to the notebook's placeholder, critics(batch.obs, batch.action) with gradient: what to work on, not the
 # answer (the same values computed under torch.no_grad(), a student's own attempt, get each slip named)
 UNTOUCHED = (
@@ -145,7 +147,8 @@ def _inputs(batch: Batch, next_action: torch.Tensor) -> dict[str, torch.Tensor]:
 def _left_alone_problem(
     before: tuple, inputs: dict, now: dict, critics: Critics, critic_targets: Critics
 ) -> str | None:
-    """Step 7 only reads: the critics' weights, the inputs and the targets' frozen state stay as they were."""
+    """Step 7 only reads: the critics' weights, the inputs, the online critics' requires_grad (before[2]) and the
+    targets' frozen state stay as they were."""
     if changed(before[0], critics) or changed(before[1], critic_targets):
         return "your function changed some critic weights: step 7 only reads the networks"
     altered = changed(inputs, now)
@@ -154,6 +157,13 @@ def _left_alone_problem(
             f"your function changed {altered[0]} in place: the inputs belong to the caller (the batch goes on to"
             " steps 9 and 10), so leave them as they are and build new tensors (a = a.clamp(...), not"
             " a.clamp_(...) or a += ...)"
+        )
+    if requires_grad_of(critics) != before[2]:
+        return (
+            "your function froze the online critics (critics.requires_grad_(False)): step 7 only reads the networks,"
+            " and the critics, which step 12 trains, would never learn again: their loss would reach no weight."
+            " Leave their requires_grad alone: the target Q-values are computed without gradient by scoring with"
+            " the right networks under torch.no_grad(), which freezes nothing"
         )
     if any(p.requires_grad for p in critic_targets.parameters()):
         return (
@@ -186,11 +196,12 @@ def check_target_q_values(fn) -> bool:
     """
     for n_critics, seed in CASES:
         batch, next_action, critics, critic_targets = target_case(n_critics, seed)
-        before = snapshot(critics), snapshot(critic_targets)
+        before = snapshot(critics), snapshot(critic_targets), requires_grad_of(critics)
         inputs = snapshot(_inputs(batch, next_action))
         answer, problem = run_safely(
             fn, batch, next_action, critics, critic_targets,
             what=f"score_next(batch, next_action, critics, critic_targets) with {n_critics} critics",
+            random_state=f"{NOISE}: {RIGHT}",
         )  # fmt: skip
         if problem:
             return report([problem], "")
@@ -241,10 +252,7 @@ def check_target_q_values(fn) -> bool:
             )
         if _random(fn, answer, n_critics, seed):
             return report(
-                [
-                    "two calls on the same batch gave different Q-values: did you add noise to a~? next_action"
-                    f" already carries step 6's smoothing noise, so score it as it is: {RIGHT}"
-                ],
+                [f"two calls on the same batch gave different Q-values: {NOISE}: {RIGHT}"],
                 "",
             )
         return report(

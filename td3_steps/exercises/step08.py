@@ -3,7 +3,9 @@
 The student writes `my_min(q_values) -> next_q`, where `q_values` is a tuple of (B, 1) tensors, one
 per target critic (two in TD3, but the same code must work for one critic and for three). The
 answer is the element-wise minimum, a new (B, 1) column: the smaller estimate of each transition.
-MISTAKES holds the wrong minimums students write, each with the reply that names it.
+MISTAKES holds the wrong minimums students write, each with the reply that names it. An answer right
+on every case then meets a batch of one transition (ONE_TRANSITION: batch_size=1 is a valid config),
+where a .squeeze() without a dimension drops the batch dimension too.
 """
 
 from __future__ import annotations
@@ -12,7 +14,19 @@ import functools
 
 import torch
 
-from . import KnownError, Mistake, checker, close, dtype_problem, explain_error, match_mistake, report, run_safely
+from . import (
+    KnownError,
+    Mistake,
+    checker,
+    close,
+    dtype_problem,
+    explain_error,
+    kind_of,
+    match_mistake,
+    report,
+    run_safely,
+    squeeze_note,
+)
 
 ANY_NUMBER = "write it for any number of critics (a loop over q_values, or one (B, n) table and its minimum per row)"
 
@@ -25,6 +39,15 @@ def cases() -> list[tuple[str, tuple[torch.Tensor, ...]]]:
     three = tuple(torch.randn(6, 1, generator=generator) * 10 - 5 for _ in range(3))
     one = (torch.tensor([[1.0], [-2.0], [3.0]]),)
     return [("two critics", (q1, q2)), ("three critics", three), ("one critic", one)]
+
+
+ONE_TRANSITION = "a batch of one transition"
+SQUEEZE = squeeze_note("the batches of 3 to 6 transitions")
+
+
+def one_transition_case() -> tuple[torch.Tensor, ...]:
+    """Two critics on a batch of B = 1 (batch_size=1), tried once the answer is right on every case of cases()."""
+    return torch.tensor([[-3.0]]), torch.tensor([[-1.0]])
 
 
 def expected_min(qs: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -136,7 +159,7 @@ def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:
     if isinstance(answer, tuple) and hasattr(answer, "indices"):
         return "you returned torch.min's (values, indices) pair: take its .values"
     if not isinstance(answer, torch.Tensor):
-        return f"your function returned a {type(answer).__name__}: return a torch.Tensor, shaped (B, 1)"
+        return f"your function returned {kind_of(answer)}: return a torch.Tensor, shaped (B, 1)"
     if _are_indices(answer, len(qs)):
         return (
             "you returned which critic is smallest (whole numbers 0, 1, ..., torch.min's .indices), not its"
@@ -151,24 +174,48 @@ def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:
     )
 
 
+def _case_problem(fn, name: str, qs: tuple[torch.Tensor, ...]) -> str | None:
+    """What is wrong with `fn` on the case `qs` of cases() (named `name` in the reply), or None."""
+    given = tuple(q.clone() for q in qs)
+    answer, problem = run_safely(fn, given, what=f"my_min(q_values) with {name}")
+    if problem is not None:
+        return _raised(problem, qs)
+    problem = _verdict(answer, qs)
+    if problem is None and any(not torch.equal(g, q) for g, q in zip(given, qs)):
+        problem = (
+            "the result is right, but your function overwrote the critics' tensors in place (out=, clamp_,"
+            " or an assignment into q_values[0]): the caller's Q-values changed. Return a new tensor"
+            " (torch.minimum does)"
+        )
+    return problem
+
+
+def _one_transition_problem(fn) -> str | None:
+    """What is wrong with `fn`, right on every case of cases(), on a batch of one transition (with SQUEEZE), or
+    None."""
+    qs = one_transition_case()
+    answer, problem = run_safely(fn, tuple(q.clone() for q in qs), what=f"my_min(q_values) with {ONE_TRANSITION}")
+    if problem is not None:
+        problem = _raised(problem, qs)
+    elif isinstance(answer, torch.Tensor) and tuple(answer.shape) != (1, 1):
+        problem = f"with {ONE_TRANSITION} the result has shape {tuple(answer.shape)}, expected (1, 1)"
+    else:
+        problem = _verdict(answer, qs)
+        problem = problem and f"with {ONE_TRANSITION}: {problem}"
+    return problem and f"{problem.rstrip('.')}. {SQUEEZE}"
+
+
 @checker
 def check_clipped_double_q(fn) -> bool:
-    """Check `fn(q_values) -> min(Q_t1, Q_t2, ...)`, element-wise, shaped (B, 1), for 2, 3 and 1 critics."""
+    """Check `fn(q_values) -> min(Q_t1, Q_t2, ...)`, element-wise, shaped (B, 1), for 2, 3 and 1 critics, then for a
+    batch of one transition."""
     problems: dict[str, list[str]] = {}  # reply -> the cases that got it
     for name, qs in cases():
-        given = tuple(q.clone() for q in qs)
-        answer, problem = run_safely(fn, given, what=f"my_min(q_values) with {name}")
-        if problem is not None:
-            problem = _raised(problem, qs)
-        else:
-            problem = _verdict(answer, qs)
-        if problem is None and any(not torch.equal(g, q) for g, q in zip(given, qs)):
-            problem = (
-                "the result is right, but your function overwrote the critics' tensors in place (out=, clamp_,"
-                " or an assignment into q_values[0]): the caller's Q-values changed. Return a new tensor"
-                " (torch.minimum does)"
-            )
+        problem = _case_problem(fn, name, qs)
         if problem is not None:
             problems.setdefault(problem, []).append(name)
     replies = [f"with {', '.join(names)}: {problem}" for problem, names in problems.items()]
+    if not replies:
+        problem = _one_transition_problem(fn)
+        replies = [problem] if problem else []
     return report(replies, "min(Q_t1, Q_t2) per transition, a new (B, 1) column, for any number of critics.")

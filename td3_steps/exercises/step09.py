@@ -4,7 +4,9 @@ The student writes `fn(reward, terminated, truncated, next_q, gamma) -> y`. All 
 The batch hands over `truncated` too, as a replay memory may store it, and the exercise is to use
 only `terminated`: a transition cut by the time limit still bootstraps. `mistakes` holds the wrong
 targets students write, each computed on the case, with what to tell them. The case runs with two
-gammas and two batch sizes, so that a gamma or a batch size written into the code shows.
+gammas and two batch sizes, so that a gamma or a batch size written into the code shows, then on a
+batch of one transition (batch_size=1 is a valid config), where a .squeeze() without a dimension drops
+the batch dimension too.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from . import (
     close,
     dtype_problem,
     explain_error,
+    has_values,
     inference_problem,
+    kind_of,
     match_mistake,
     report,
     run_safely,
+    squeeze_note,
 )
 
 RIGHT = "y = r + gamma * (1 - terminated) * next_q"
@@ -45,6 +50,7 @@ UNTOUCHED = (
 )
 GAMMAS = (0.9, 0.8)  # the case runs with each: a gamma written into the code instead of the argument passes one only
 SIZES = (6, 5)  # the batch size with each gamma: the second case drops the last row, so a batch size written in shows
+SQUEEZE = squeeze_note(f"the batches of {SIZES[0]} and {SIZES[1]} transitions")
 
 
 def bellman_case(gamma: float = GAMMAS[0], size: int = SIZES[0]) -> dict:
@@ -174,13 +180,29 @@ def _other_case_problem(fn) -> str | None:
     if problem:
         return f"with gamma = {case['gamma']} and a batch of {SIZES[1]} transitions, {problem}: {written_in}"
     if not isinstance(answer, torch.Tensor):
-        return f"with gamma = {case['gamma']}, your function returned a {type(answer).__name__}: {RIGHT}"
+        return f"with gamma = {case['gamma']}, your function returned {kind_of(answer)}: {RIGHT}"
     if answer.shape != case["y"].shape:
         return (
             f"with gamma = {case['gamma']} and a batch of {SIZES[1]} transitions, y is {tuple(answer.shape)} instead"
             f" of a ({SIZES[1]}, 1) tensor: {written_in}"
         )
     return _value_problem(answer, case)
+
+
+def _one_transition_problem(fn) -> str | None:
+    """The answer on a batch of one transition, once right on both cases: a .squeeze() drops its batch dimension."""
+    case = bellman_case(GAMMAS[0], 1)
+    answer, problem, _ = _call(fn, case)
+    if problem:
+        problem = f"with a batch of one transition, {problem}"
+    elif not isinstance(answer, torch.Tensor):
+        problem = f"with a batch of one transition, your function returned {kind_of(answer)}"
+    elif answer.shape != case["y"].shape:
+        problem = f"with a batch of one transition, y is {tuple(answer.shape)} instead of a (1, 1) tensor"
+    else:
+        problem = _value_problem(answer, case)
+        problem = problem and f"with a batch of one transition, {problem}"
+    return problem and f"{problem.rstrip('.')}. {SQUEEZE}"
 
 
 def _gradient_problem(y: torch.Tensor, next_q: torch.Tensor) -> str:
@@ -207,8 +229,9 @@ def check_bellman_target(fn) -> bool:
     answer, problem, inputs = _call(fn, case)
     if problem:
         return report([problem], "")
-    if not isinstance(answer, torch.Tensor):
-        return report([f"your function returned a {type(answer).__name__}, expected a torch.Tensor"], "")
+    if not isinstance(answer, torch.Tensor) or not has_values(answer):
+        kind = f"a {answer.layout} tensor on {answer.device}" if isinstance(answer, torch.Tensor) else kind_of(answer)
+        return report([f"your function returned {kind}, expected a torch.Tensor of values like the inputs"], "")
     problems = [
         f"your function changed {name} in place: build a new tensor, y = r + ..., and leave the batch as it is"
         for name, given in zip(INPUTS, inputs)
@@ -229,7 +252,7 @@ def check_bellman_target(fn) -> bool:
     if tuple(answer.shape) != (batch, 1):
         return report(problems + [f"y has shape {tuple(answer.shape)}, expected ({batch}, 1): one target per row"], "")
 
-    problems.append(_value_problem(answer, case) or _other_case_problem(fn))
+    problems.append(_value_problem(answer, case) or _other_case_problem(fn) or _one_transition_problem(fn))
     problems.append(dtype_problem(answer, "y"))
     problems.append(inference_problem(answer, "y"))
 

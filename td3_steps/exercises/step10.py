@@ -4,7 +4,9 @@ The student writes `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)`, where `cri
 of plain networks, each mapping the concatenated [s, a] of shape (B, obs_dim + action_dim) to (B, 1).
 The answer is a tuple with one (B, 1) tensor per critic, still attached to the graph: the critic
 update of step 12 backpropagates through it. The checker runs two critics and three, the second time on
-other sizes (CASES), so that a size written in shows; `mistakes` names the wrong answers students give.
+other sizes (CASES), so that a size written in shows, and last two critics on a batch of one transition
+(batch_size=1 is a valid config), where a .squeeze() without a dimension drops the batch dimension too;
+`mistakes` names the wrong answers students give.
 """
 
 from __future__ import annotations
@@ -23,13 +25,17 @@ from . import (
     report,
     run_safely,
     snapshot,
+    squeeze_note,
     tensors_problem,
 )
 
 OBS_DIM, ACTION_DIM = 3, 2
-# (number of critics, state size, action size, batch size): the second case has other sizes, so none written in passes
-CASES = ((2, OBS_DIM, ACTION_DIM, 7), (3, 4, 3, 6))
+# (number of critics, state size, action size, batch size): the second case has other sizes, so none written in passes;
+# the third is a batch of one transition
+CASES = ((2, OBS_DIM, ACTION_DIM, 7), (3, 4, 3, 6), (2, OBS_DIM, ACTION_DIM, 1))
 RIGHT = "x = torch.cat([obs, action], dim=1), then one net(x) per critic, as a tuple"
+ONE_TRANSITION = "a batch of one transition"
+SQUEEZE = squeeze_note(f"the batches of {CASES[0][3]} and {CASES[1][3]} transitions")
 
 
 def critic_nets(n: int = 2, seed: int = 10, obs_dim: int = OBS_DIM, action_dim: int = ACTION_DIM) -> list[nn.Module]:
@@ -156,9 +162,10 @@ def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:
 
 
 def _sizes_note(obs: torch.Tensor, action: torch.Tensor) -> str:
-    """The hint added to an error raised on a case of other sizes than the first one (which passed)."""
+    """The hint added to an error raised on a case of other sizes than the first one (which passed); the batch of one
+    transition gets SQUEEZE instead."""
     _, obs_dim, action_dim, size = CASES[0]
-    if (*obs.shape, action.shape[1]) == (size, obs_dim, action_dim):
+    if (*obs.shape, action.shape[1]) == (size, obs_dim, action_dim) or len(obs) == 1:
         return ""
     return (
         f" (this batch has {obs.shape[0]} rows, states of {obs.shape[1]} numbers and actions of {action.shape[1]},"
@@ -167,39 +174,47 @@ def _sizes_note(obs: torch.Tensor, action: torch.Tensor) -> str:
     )
 
 
+def _case_problem(fn, n: int, obs_dim: int, action_dim: int, size: int) -> str | None:
+    """What is wrong with `fn` on one case of CASES, or None."""
+    obs, action = _batch(size, obs_dim, action_dim)
+    inputs = snapshot({"obs": obs, "action": action})
+    nets = critic_nets(n, obs_dim=obs_dim, action_dim=action_dim)
+    with torch.no_grad():  # before the call, on the networks as given
+        right = tuple(net(torch.cat([obs, action], dim=1)) for net in nets)
+    known_mistakes = mistakes(nets, obs, action)
+    on = f" on {ONE_TRANSITION}" if size == 1 else ""
+    answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics{on}")
+    if problem:
+        return explain_error(problem.rstrip("."), known_errors(obs, action)) + _sizes_note(obs, action)
+    problem = _left_alone_problem(inputs, {"obs": obs, "action": action}, nets)
+    if problem:
+        return problem
+    if isinstance(answer, list):
+        answer = tuple(answer)
+    if not close(answer, right, tol=1e-6):
+        known = match_mistake(answer, known_mistakes, tol=1e-6)
+        if known:
+            return known
+        if isinstance(answer, torch.Tensor):
+            return f"with {n} critics you returned one tensor: return a tuple, {RIGHT}"
+        problem = tensors_problem(answer, "critic", RIGHT)
+        if problem:
+            return problem
+        if len(answer) != n:
+            return f"with {n} critics, expected a tuple of {n} tensors, got {len(answer)}: {RIGHT}"
+        return f"the Q-values are not the critics' values of the stored pairs (s, a): {RIGHT}"
+    return _graph_problem(answer, nets)
+
+
 @checker
 def check_current_q(fn) -> bool:
-    """Check `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)` with two and three critics, on each case of CASES."""
+    """Check `fn(critic_nets, obs, action) -> (Q_1, Q_2, ...)` with two and three critics, on each case of CASES (the
+    last a batch of one transition)."""
     for n, obs_dim, action_dim, size in CASES:
-        obs, action = _batch(size, obs_dim, action_dim)
-        inputs = snapshot({"obs": obs, "action": action})
-        nets = critic_nets(n, obs_dim=obs_dim, action_dim=action_dim)
-        with torch.no_grad():  # before the call, on the networks as given
-            right = tuple(net(torch.cat([obs, action], dim=1)) for net in nets)
-        known_mistakes = mistakes(nets, obs, action)
-        answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics")
-        if problem:
-            return report(
-                [explain_error(problem.rstrip("."), known_errors(obs, action)) + _sizes_note(obs, action)], ""
-            )
-        problem = _left_alone_problem(inputs, {"obs": obs, "action": action}, nets)
-        if problem:
-            return report([problem], "")
-        if isinstance(answer, list):
-            answer = tuple(answer)
-        if not close(answer, right, tol=1e-6):
-            known = match_mistake(answer, known_mistakes, tol=1e-6)
-            if known:
-                return report([known], "")
-            if isinstance(answer, torch.Tensor):
-                return report([f"with {n} critics you returned one tensor: return a tuple, {RIGHT}"], "")
-            problem = tensors_problem(answer, "critic", RIGHT)
-            if problem:
-                return report([problem], "")
-            if len(answer) != n:
-                return report([f"with {n} critics, expected a tuple of {n} tensors, got {len(answer)}: {RIGHT}"], "")
-            return report([f"the Q-values are not the critics' values of the stored pairs (s, a): {RIGHT}"], "")
-        problem = _graph_problem(answer, nets)
+        problem = _case_problem(fn, n, obs_dim, action_dim, size)
+        if problem and size == 1:
+            said = problem if problem.startswith("my_q(") else f"with {ONE_TRANSITION}: {problem}"
+            problem = f"{said.rstrip('.')}. {SQUEEZE}"
         if problem:
             return report([problem], "")
     return report([], "one (B, 1) Q-value per critic, on [s, a], attached to the graph for step 12.")

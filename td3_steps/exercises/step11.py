@@ -14,7 +14,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
+from . import Mistake, changed, checker, close, kind_of, match_mistake, report, run_safely, snapshot
 
 CRITICS = (2, 3)  # TD3 has two; the student's code must not depend on it
 
@@ -168,12 +168,12 @@ def check_critic_loss(fn) -> bool:
             return report(side_effects, "")
         if failure is None and isinstance(loss, (tuple, list)):
             failure = (
-                f"the loss is a {type(loss).__name__} of {len(loss)} items: add the critics' MSEs into one number, a"
+                f"the loss is {kind_of(loss)} of {len(loss)} items: add the critics' MSEs into one number, a"
                 " torch.Tensor, so that step 12 can call loss.backward() once"
             )
         elif failure is None and not isinstance(loss, torch.Tensor):
             failure = (
-                f"the loss is a {type(loss).__name__}: return a torch.Tensor (no .item()), so that step 12 can"
+                f"the loss is {kind_of(loss)}: return a torch.Tensor (no .item()), so that step 12 can"
                 " call loss.backward()"
             )
         elif failure is None and loss.numel() != 1:
@@ -232,6 +232,17 @@ def check_critic_loss(fn) -> bool:
                  f" {'a detached Q-value' if one else 'detached Q-values'} (.detach(), .data or torch.no_grad(), or"
                  f" a new tensor made from {'its' if one else 'their'} value: torch.tensor(...), .item()),"
                  f" so {that} would never learn. Use the Q-values as they are given"],
+                "",
+            )  # fmt: skip
+        right = torch.autograd.grad(expected_loss(qs, y), qs)
+        off = next(((i, g, r) for i, (g, r) in enumerate(zip(grads, right)) if not close(g, r)), None)
+        if off:  # the value is right: part of it comes from detached Q-values, or is counted twice
+            i, g, r = off
+            return report(
+                [f"your loss has the right value but not the right gradient: dL/dQ_{i + 1} is"
+                 f" {float((g * r).sum() / (r * r).sum()):.3g} times what MSE(Q_{i + 1}, y) gives. Part of the value"
+                 " is computed from detached Q-values (.detach(), .data), which adds to the number without its"
+                 " gradient. Compute every term from the Q-values as they are given"],
                 "",
             )  # fmt: skip
     return report([], "L = MSE(Q_1, y) + MSE(Q_2, y): one scalar, a gradient for every critic.")

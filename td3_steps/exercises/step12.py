@@ -123,6 +123,24 @@ def learning_rate_problem(before: list, optimizer: torch.optim.Optimizer) -> str
     )
 
 
+def batch_inputs_problem(given: dict[str, torch.Tensor], before: dict[str, torch.Tensor]) -> str | None:
+    """What a function did to the batch it was given ({name: tensor}, and their `snapshot` before the call): changed
+    it in place, or made it require grad; None when it left it alone. Steps 12 and 13."""
+    altered = changed(before, given)
+    if altered:
+        return (
+            f"your function changed {altered[0]} in place (an underscore method such as .clamp_(), or"
+            f" {altered[0]} -= ...): the caller's batch changed with it. Leave the batch as it is given"
+        )
+    switched = [name for name, tensor in given.items() if tensor.requires_grad]
+    if switched:
+        return (
+            f"your function made {switched[0]} require grad (requires_grad_(True)), and the caller's tensor with"
+            " it: the batch is fixed data, which no gradient goes into. Leave it as it is given"
+        )
+    return None
+
+
 def sizes_note(batch: int, action_dim: int, first: tuple[int, int] = (32, 1)) -> str:
     """The hint added to an error raised on a case whose batch size and action size differ from the `first` ones
     (which passed): a size written in."""
@@ -180,6 +198,8 @@ def check_update_critics(update_critics) -> bool:
         stepped = []  # per call, whether the given optimizer stepped (a new one each call moves as it on call 1)
         for call in range(STEPS):
             before, steps, rates = snapshot(critics), optimizer_steps(optimizer), learning_rates(optimizer)
+            given = {"obs": obs, "action": action, "y": y}
+            batch_before = snapshot(given)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # F.mse_loss warns on broadcasting shapes: the reply says more
                 returned, problem = run_safely(update_critics, critics, optimizer, obs, action, y, what=CALL)
@@ -190,12 +210,19 @@ def check_update_critics(update_critics) -> bool:
             problem = learning_rate_problem(rates, optimizer)
             if problem:
                 return report([problem], "")
+            problem = batch_inputs_problem(given, batch_before)
+            if problem:
+                return report([problem], "")
             moved = changed(before, critics)
             if not moved:
+                erased = (
+                    " (zero_grad() between backward() and step() erases the gradients)"
+                    if close(returned, expected_losses[call])
+                    else ""
+                )  # the loss is right: the step is what went wrong
                 return report(
                     ["the critics did not move: compute the loss, then clear the old gradients, backpropagate the"
-                     " loss and step the given optimizer, in that order (zero_grad() between backward() and step()"
-                     " erases the gradients)."],
+                     f" loss and step the given optimizer, in that order{erased}."],
                     "",
                 )  # fmt: skip
             still = [str(i + 1) for i in range(2) if not any(name.startswith(f"members.{i}.") for name in moved)]

@@ -6,10 +6,11 @@ When the actor is due (critic_updates = d, 2d, 3d, ...) it takes one Adam step o
 J = -mean Q_1(s, pi(s)) with the critics frozen, and returns J; otherwise it changes nothing.
 
 The checker plays the schedule where the two counters differ: a 1,000-step warm-up, then one
-critic update every other environment step (train_freq = 2), 10 updates with d = 2 and 8 with
-d = 3, and steps a reference actor (td3_steps.actor_update) beside the student's; the given
-optimizer must be the one that stepped, with the learning rate it was given. The d = 3 run has
-another batch size, action size and learning rate (CASES), so that none written in passes.
+critic update every other environment step (train_freq = 2), 10 updates with d = 2, 8 with
+d = 3 and 6 with d = 1 (every one due), and steps a reference actor (td3_steps.actor_update)
+beside the student's; the given optimizer must be the one that stepped, with the learning rate
+it was given. The runs differ in batch size, action size and learning rate (CASES), so that
+none written in passes.
 SCHEDULE_MISTAKES, LOSS_MISTAKES and ACTION_MISTAKES hold the wrong answers students give, each
 with the reply that names it.
 """
@@ -25,16 +26,17 @@ from td3_steps.actor_update import actor_update, policy_update_due
 from td3_steps.counts import is_real
 from td3_steps.networks import Actor, Critics
 
-from . import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
-from .step12 import learning_rate_problem, learning_rates, optimizer_steps, sizes_note
+from . import Mistake, changed, checker, close, kind_of, match_mistake, report, run_safely, snapshot
+from .step12 import batch_inputs_problem, learning_rate_problem, learning_rates, optimizer_steps, sizes_note
 
 LEARNING_STARTS, TRAIN_FREQ = 1_000, 2  # the schedule: critic updates at env steps 1002, 1004, ...
 # {d: the critic updates played with it}: a counter of the function's own calls (a global) is 10 ahead of
-# critic_updates in the d = 3 run, out of phase with it (and with env_step // 2, 500 ahead), and the 18 calls of a
-# check, a multiple of 2 and 3, bring it back to the same phase, so that every re-run of the check finds it again
-UPDATES = {2: 10, 3: 8}
+# critic_updates in the d = 3 run, out of phase with it (and with env_step // 2, 500 ahead), and the 24 calls of a
+# check, a multiple of 2 and 3, bring it back to the same phase, so that every re-run of the check finds it again.
+# With d = 1 every call is due: gradients cleared only in the calls that rest would pile up there.
+UPDATES = {2: 10, 3: 8, 1: 6}
 DELAYS = tuple(UPDATES)
-CASES = {2: (32, 1, 1e-2), 3: (20, 2, 3e-3)}  # {d: (batch size, action size, learning rate) of its run}
+CASES = {2: (32, 1, 1e-2), 3: (20, 2, 3e-3), 1: (24, 1, 5e-3)}  # {d: (batch size, action size, learning rate)}
 ACTION_SPREAD = 0.8  # the std of the test actor's outputs before tanh (see case)
 
 SCHEDULE_MISTAKES = [  # (when the wrong schedule moves the actor, what to tell the student)
@@ -181,6 +183,7 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str], set[str]]:
             actions = actor(obs)
             q1, q2 = critics(obs, actions)
         actor_before, critics_before, steps = snapshot(actor), snapshot(critics), optimizer_steps(optimizer)
+        obs_before = snapshot({"obs": obs})
         rates = learning_rates(optimizer)
         for p in critics.parameters():
             p.grad = None
@@ -206,7 +209,11 @@ def _run(fn, d: int) -> tuple[list[bool], list[bool], list[str], set[str]]:
             return moved, returned, [problem + sizes_note(batch, action_dim, CASES[DELAYS[0]][:2])], stalled
         moved.append(bool(changed(actor_before, actor)))
         returned.append(loss is not None)
-        problem = _critics_problem(critics, critics_before) or learning_rate_problem(rates, optimizer)
+        problem = (
+            batch_inputs_problem({"obs": obs}, obs_before)
+            or _critics_problem(critics, critics_before)
+            or learning_rate_problem(rates, optimizer)
+        )
         if policy_update_due(k, d) and not moved[-1]:
             if _actor_was_frozen(forwards):
                 stalled.add("actor frozen")
@@ -339,10 +346,10 @@ def _returned_problem(loss) -> str | None:
     if isinstance(loss, (tuple, list)):
         kinds = ", ".join(type(item).__name__ for item in loss)
         return (
-            f"your function returned a {type(loss).__name__} ({kinds}): return J by itself, the loss the actor"
+            f"your function returned {kind_of(loss)} ({kinds}): return J by itself, the loss the actor"
             " stepped on, and None when the actor is not due"
         )
-    return f"your function returned a {type(loss).__name__}: return J, the loss the actor stepped on (a tensor)"
+    return f"your function returned {kind_of(loss)}: return J, the loss the actor stepped on (a tensor)"
 
 
 def _schedule_problem(calls, patterns, expected) -> str:
@@ -362,7 +369,7 @@ def _schedule_problem(calls, patterns, expected) -> str:
 
 @checker
 def check_delayed_actor(fn) -> bool:
-    """Check `fn(env_step, critic_updates, d, actor, critics, obs, optimizer)` over the schedule, d = 2 and 3."""
+    """Check `fn(env_step, critic_updates, d, actor, critics, obs, optimizer)` over the schedule, d = 2, 3 and 1."""
     patterns, returns, problems, stalled = [], [], [], set()
     for d in DELAYS:
         moved, returned, run_problems, run_stalled = _run(fn, d)

@@ -1,13 +1,13 @@
 """Checker for notebook 15's exercise: one whole TD3 iteration, with steps 13 to 15 completed.
 
 The student writes `td3_iteration(agent)`, one iteration on a TD3 agent (steps 4 to 15), and
-the checker runs it side by side with `TD3.train_step` on an identical agent, once with
-policy_delay 2 and once with 3: after every iteration, the critics, the actor and the three
+the checker runs it side by side with `TD3.train_step` on an identical agent, 5 iterations with
+policy_delay 2 and 7 with 3: after every iteration, the critics, the actor and the three
 targets must agree, and the critic-update counter too. A large tau (0.4) and learning rate make every misplaced update visible, and the
 replies name the misplacements students write (a target updated every iteration, before its
 network's update, with a fixed tau, as an alias of the online network, with a Polyak formula of
 notebook 14's table of mistakes, or toward the other critic; the delay counted in environment
-steps, or written in as 2; the wrong optimizer; polyak_update's arguments swapped).
+steps, written in as 2, or by a counter of the function's own; the wrong optimizer; polyak_update's arguments swapped).
 """
 
 from __future__ import annotations
@@ -15,13 +15,19 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from td3_steps.actor_update import policy_update_due
 from td3_steps.agent import TD3
 from td3_steps.config import TD3Config
 from td3_steps.exercises import Mistake, checker, close, match_mistake, report, run_safely
 from td3_steps.exercises.step14 import MATCH_TOL, polyak, polyak_slip
 from td3_steps.exercises.step14 import MISTAKES as FORMULA_MISTAKES
 
-ITERATIONS = 4
+# {policy_delay: iterations run with it}: a delay written in as a number is right for one of them only. A counter of
+# the function's own calls (a global) is 5 ahead of critic_updates in the second run, out of phase with a delay of 3
+# (moving at its iteration 1, where a 2 written in does not), and the 12 calls of a check, a multiple of 2 and 3,
+# keep that phase on every re-run of the check
+ITERATIONS = {2: 5, 3: 7}
+DELAYS = tuple(ITERATIONS)
 CONFIG = TD3Config(
     learning_rate=1e-2,
     buffer_size=500,
@@ -30,7 +36,6 @@ CONFIG = TD3Config(
     tau=0.4,  # not 0.5: tau and 1 - tau must differ
     net_arch=(16, 16),
 )
-DELAYS = (2, 3)  # one run with each policy_delay: a delay written in as a number is right for one of them only
 GROUPS = ("actor", "actor_target", "critics", "critic_targets")
 TARGETS = ((14, "actor_target", "actor"), (15, "critic_targets", "critics"))  # (step, target, its online network)
 
@@ -73,8 +78,25 @@ def _alias_problem(agent: TD3) -> str | None:
     return None
 
 
+OWN_COUNTER = "a counter of your function's own calls (a global?)"
+
+
+def _counts_own_calls(i: int, delay: int, moved: bool) -> bool:
+    """Whether the actor moved at iteration i of the run with `delay` as a counter of the function's calls since the
+    check began would have it, where that differs from critic_updates (in the runs after the first)."""
+    calls = sum(ITERATIONS[earlier] for earlier in DELAYS[: DELAYS.index(delay)]) + i
+    return delay != DELAYS[0] and moved == policy_update_due(calls, delay)
+
+
 def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backpropagated: bool) -> str | None:
     moved = not _equal(ours["actor"], before["actor"])
+    if moved != due and _counts_own_calls(i, delay, moved):
+        return (
+            f"the actor {'moved' if moved else 'did not move'} at iteration {i} of the run with policy_delay ="
+            f" {delay} as {OWN_COUNTER} would have it: that counter goes on from the run with policy_delay ="
+            f" {DELAYS[0]} into this one, and from one run of the cell to the next. The delay counts the agent's"
+            " critic updates, agent.critic_updates, which policy_update_due tests."
+        )
     if due and not moved and backpropagated:
         return (
             f"at iteration {i} the actor's loss was backpropagated but the actor did not move: its step is taken by"
@@ -201,9 +223,9 @@ def _misplaced_problem(i: int, name: str, online: str, call: str, before, ours, 
 
 def _run(td3_iteration, delay: int) -> list[str]:
     """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents with policy_delay `delay` for
-    ITERATIONS iterations: the problems of the first iteration that goes wrong, or none."""
+    ITERATIONS[delay] iterations: the problems of the first iteration that goes wrong, or none."""
     student, reference = _agent(delay), _agent(delay)
-    for i in range(1, ITERATIONS + 1):
+    for i in range(1, ITERATIONS[delay] + 1):
         before = _snapshot(student)
         _, problem = run_safely(td3_iteration, student, what=f"td3_iteration(agent), iteration {i},")
         if problem:
@@ -258,11 +280,11 @@ def _run(td3_iteration, delay: int) -> list[str]:
 
 @checker
 def check_td3_iteration(td3_iteration) -> bool:
-    """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents for four iterations (tau 0.4), with
-    policy_delay 2 and then 3, and compare all six networks and the critic-update counter."""
+    """Run `td3_iteration(agent)` and `agent.train_step()` on identical agents (tau 0.4) for 5 iterations with
+    policy_delay 2, then 7 with 3, and compare all six networks and the critic-update counter."""
     for delay in DELAYS:
         problems = _run(td3_iteration, delay)
-        if problems and delay != DELAYS[0]:  # right with the first delay: is that delay written in?
+        if problems and delay != DELAYS[0] and OWN_COUNTER not in problems[0]:  # right with the first: written in?
             problems.append(
                 f"all was right with policy_delay = {DELAYS[0]}, and this run has policy_delay = {delay}: is a"
                 f" {DELAYS[0]} written in? Read the delay from agent.config.policy_delay."

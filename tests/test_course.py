@@ -41,7 +41,7 @@ def test_every_step_has_a_notebook_named_in_order():
     assert names == [name for _, _, name, _ in STEPS]
 
 
-def test_the_install_cell_installs_only_what_is_missing(monkeypatch):
+def test_the_install_cell_installs_only_what_is_missing(monkeypatch, capsys):
     """Outside Colab it did nothing, and Run All stopped at the import of td3_steps (or of ipywidgets, in notebook
     06). It installs what is missing, and only that: an installed td3_steps (an editable clone's) is kept."""
     from IPython.core.interactiveshell import InteractiveShell
@@ -60,6 +60,8 @@ def test_the_install_cell_installs_only_what_is_missing(monkeypatch):
         asked.clear()
         assert shell.run_cell(INSTALL_CELL).success
         assert asked == ([] if packages is None else [f"install -q {packages}"])
+        said = capsys.readouterr().out  # %pip's own note says "you may need to restart the kernel"
+        assert ("this kernel needs no restart" in said) == (packages is not None), said
 
 
 def _slide(cell) -> str | None:

@@ -437,6 +437,17 @@ def _claim(run_dir: Path) -> IO:
     return lock
 
 
+@contextlib.contextmanager
+def _released_on_error(held: IO) -> Iterator[None]:
+    """Release the run directory `_claim` took when what follows it fails: the error ends the command, but a
+    notebook's kernel (main() called in a cell) lives on, and would hold the directory against the next try."""
+    try:
+        yield
+    except BaseException:
+        held.close()
+        raise
+
+
 def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]:
     preset_name = args.preset or DEFAULT_PRESET
     preset = get_preset(preset_name)
@@ -462,18 +473,19 @@ def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]
     model = TD3(run["env_id"], config, seed=seed, device=args.device, tensorboard_log=args.tensorboard_log)
     run_dir.mkdir(parents=True, exist_ok=True)
     held = _claim(run_dir)
-    replaced = _replaced_by_out(run_dir, args.force)  # again: another run may have begun there meanwhile
-    if replaced:
-        print(f"--force: replacing {_names(replaced)} in {run_dir}.", file=sys.stderr)
-    for path in replaced:
-        target = through_link(path)  # a link (checkpoint/ on a bigger disk) stays, and what it points to goes
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
-    _write_run(run_dir, run)
-    metrics = MetricsCSV(run_dir / METRICS)
-    print(f"Training {run['env_id']} ({preset_name} preset, seed {seed}) into {run_dir}.", file=sys.stderr)
+    with _released_on_error(held):
+        replaced = _replaced_by_out(run_dir, args.force)  # again: another run may have begun there meanwhile
+        if replaced:
+            print(f"--force: replacing {_names(replaced)} in {run_dir}.", file=sys.stderr)
+        for path in replaced:
+            target = through_link(path)  # a link (checkpoint/ on a bigger disk) stays, and what it points to goes
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        _write_run(run_dir, run)
+        metrics = MetricsCSV(run_dir / METRICS)
+        print(f"Training {run['env_id']} ({preset_name} preset, seed {seed}) into {run_dir}.", file=sys.stderr)
     return model, run, run_dir, metrics, held
 
 
@@ -533,28 +545,30 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     run_dir = Path(args.resume)
     run = _read_run(run_dir)
     _check_resumable(run_dir)
+    _check_run_fits(run, run_dir)
     args.tensorboard_log = _recorded_log(args.tensorboard_log, run_dir)
     changes = _apply_resume_changes(run, args)
     tensorboard_log = _log_dir(run, run_dir)
     _check_tensorboard_log(run_dir, tensorboard_log)  # given now, or recorded (and perhaps edited since)
     held = _claim(run_dir)
-    _use_threads(run)
-    model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=tensorboard_log)
-    if run["total_steps"] < model.num_steps:
-        raise RunError(
-            f"{run_dir} has already taken {model.num_steps} steps, more than the {run['total_steps']} asked for"
-            f" (--steps is the run's total, not steps to add): give --steps above {model.num_steps} to train it further."
-        )
-    if changes:
-        _write_run(run_dir, run)
-        print(f"From step {model.num_steps} on (recorded in {run_dir / RUN_FILE}): {', '.join(changes)}.",
-              file=sys.stderr)  # fmt: skip
-    metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
-    if model.num_steps == run["total_steps"]:
-        print(f"{run_dir} has taken its {model.num_steps} steps: nothing to train (give --steps above"
-              f" {model.num_steps} to train it further).", file=sys.stderr)  # fmt: skip
-    else:
-        print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
+    with _released_on_error(held):
+        _use_threads(run)
+        model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=tensorboard_log)
+        if run["total_steps"] < model.num_steps:
+            raise RunError(
+                f"{run_dir} has already taken {model.num_steps} steps, more than the {run['total_steps']} asked for"
+                f" (--steps is the run's total, not steps to add): give --steps above {model.num_steps} to train it further."
+            )
+        if changes:
+            _write_run(run_dir, run)
+            print(f"From step {model.num_steps} on (recorded in {run_dir / RUN_FILE}): {', '.join(changes)}.",
+                  file=sys.stderr)  # fmt: skip
+        metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
+        if model.num_steps == run["total_steps"]:
+            print(f"{run_dir} has taken its {model.num_steps} steps: nothing to train (give --steps above"
+                  f" {model.num_steps} to train it further).", file=sys.stderr)  # fmt: skip
+        else:
+            print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
     return model, run, run_dir, metrics, held
 
 
@@ -672,6 +686,31 @@ def _read_run(run_dir: Path) -> dict:
     return run
 
 
+def _check_run_fits(run: dict, run_dir: Path) -> None:
+    """Refuse a run.json that says another env, seed or config than the checkpoint's meta.json (edited, or copied
+    from another run): --resume would train the checkpoint's agent and write run.json's words back, and the
+    summaries, the learning curve's title and the results table would name what was never trained. What only one
+    of them records (a config field newer than the run) is not compared; a meta.json that cannot be read is left
+    to TD3.load, which says what is wrong with it."""
+    try:
+        meta = json.loads((find_checkpoint(run_dir / CHECKPOINT) / "meta.json").read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(meta, dict):
+        return
+    pairs = [(key, run[key], meta[key]) for key in ("env_id", "seed") if key in run and key in meta]
+    config, saved = run.get("config"), meta.get("config")
+    if isinstance(config, dict) and isinstance(saved, dict):
+        pairs += [(f"config.{key}", value, saved[key]) for key, value in config.items() if key in saved]
+    for key, says, holds in pairs:
+        if says != holds:
+            raise CheckpointError(
+                f"{run_dir / RUN_FILE} gives {key} {says!r}, but the checkpoint in {run_dir / CHECKPOINT} holds"
+                f" {holds!r}: run.json was edited, or copied from another run. Restore it (write back {holds!r}),"
+                " or start a new run with --out."
+            )
+
+
 def _write_run(run_dir: Path, run: dict) -> None:
     write_text_atomically(run_dir / RUN_FILE, json.dumps(run, indent=2) + "\n")
 
@@ -705,7 +744,8 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
 
     def log(row: dict) -> None:
         row["time_s"] = time_offset + time.perf_counter() - t0
-        metrics(row)
+        with _saving(run_dir):  # a full disk: say so, with the way back
+            metrics(row)
         if "eval_return" in row:
             pending.append(row)
 
@@ -758,6 +798,9 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         log(row)
         model.log_metrics(row)  # after learn: to TensorBoard, as learn's own evaluations
         keep_if_best(model)
+    elif best_evaluation_step(scores) == model.num_steps:  # the best is this actor: a run stopped after its last
+        with _saving(run_dir):  # evaluation's row, before best_policy.pt was written, left an older one there
+            model.save_policy(run_dir / BEST_POLICY)
     with _saving(run_dir):
         model.save_policy(run_dir / POLICY)
         plot_learning_curve(metrics.path, run_dir / LEARNING_CURVE, title=f"TD3 on {run['env_id']}")

@@ -151,7 +151,8 @@ class MetricsCSV:
     not written over). Opening with `resume_from_step` keeps the rows up to that step
     instead: an agent's next learn goes on with the file (resume_from_step=model.num_timesteps),
     and a resumed run's CSV drops the rows of a run that went on past its last checkpoint,
-    and a last row cut short by a crash. That rewrite is atomic (td3_steps.files): a crash
+    and a last row cut short by a crash; any other damaged row is refused, by its line, not
+    dropped in silence. That rewrite is atomic (td3_steps.files): a crash
     during it leaves the old file, never an empty one.
     """
 
@@ -164,10 +165,16 @@ class MetricsCSV:
             )
         if resume_from_step is not None and self.path.exists():
             rows = read_rows(self.path)
-            kept = [
-                row for row in rows if _whole(row) and row["step"].isdigit() and int(row["step"]) <= resume_from_step
-            ]
-            self._rewrite(kept)
+            if rows and _cut_short(rows[-1], resume_from_step):
+                rows.pop()  # what a crash while it was written leaves
+            for line, row in enumerate(rows, start=2):
+                if not (_whole(row) and row["step"].isdigit()):
+                    raise ValueError(
+                        f"{self.path}, line {line}, is not a whole row with a step number: the file was edited or"
+                        " damaged, and going on would drop the row in silence (an evaluation's, and with it the"
+                        " record of the best actor). Mend the line or restore the file from a copy, then resume."
+                    )
+            self._rewrite([row for row in rows if int(row["step"]) <= resume_from_step])
         else:
             self._rewrite([])
 
@@ -228,6 +235,17 @@ class TensorBoardLog:
     def flush(self) -> None:
         if self.writer is not None:
             self.writer.flush()
+
+
+def _cut_short(row: dict, resume_from_step: int) -> bool:
+    """Whether a last row is one a crash cut short while it was written, after the checkpoint's step: fewer cells
+    than COLUMNS (csv.DictReader fills them with None), none extra, and no step at or before `resume_from_step` (a
+    step the checkpoint has passed, whose row it cannot write again). A row cut inside its step cell counts."""
+    cells = [value for key, value in row.items() if key is not None and value is not None]
+    if None in row or len(cells) == len(COLUMNS):
+        return False
+    step = row.get("step") or ""
+    return len(cells) == 1 or not step.isdigit() or int(step) > resume_from_step
 
 
 def _whole(row: dict) -> bool:

@@ -75,6 +75,30 @@ def test_best_policy_is_the_actor_of_the_best_evaluation(tmp_path, capsys):
     assert "Best evaluation: " in capsys.readouterr().out
 
 
+def test_a_stop_before_the_best_final_actor_was_kept_is_mended_on_resume(tmp_path, monkeypatch):
+    """Stopped after the final evaluation's row and before best_policy.pt was written, a run left the older best
+    actor there, and --resume ("nothing to train") never wrote it again."""
+    run, straight = tmp_path / "run", tmp_path / "straight"
+    flags = ["--steps", "700", "--eval-freq", "650", "--eval-episodes", "2", "--learning-starts", "300"]
+    main(["train", "--out", str(straight), *flags])
+    save_policy = TD3.save_policy
+
+    def stopped_at_the_best_final_actor(model, path):
+        if Path(path).name == "best_policy.pt" and model.num_steps == 700:
+            raise KeyboardInterrupt
+        save_policy(model, path)
+
+    monkeypatch.setattr(TD3, "save_policy", stopped_at_the_best_final_actor)
+    with pytest.raises(SystemExit):
+        main(["train", "--out", str(run), *flags])
+    monkeypatch.undo()
+    evals = {int(r["step"]): float(r["eval_return"]) for r in rows(run / "metrics.csv") if r["eval_return"]}
+    assert evals[700] > evals[650], evals  # the premise: the final actor is the best
+    assert (run / "best_policy.pt").read_bytes() != (straight / "best_policy.pt").read_bytes()
+    main(["train", "--resume", str(run)])
+    assert (run / "best_policy.pt").read_bytes() == (straight / "best_policy.pt").read_bytes()
+
+
 def test_resume_continues_to_the_same_result(tmp_path):
     straight, split = tmp_path / "straight", tmp_path / "split"
     main(["train", "--out", str(straight), *SHORT])
@@ -270,7 +294,15 @@ def test_a_full_or_read_only_disk_is_one_line_and_debug_shows_the_traceback(tmp_
 
     monkeypatch.setattr("td3_steps.cli.MetricsCSV.__call__", read_only)
     line = fails(["train", "--out", str(tmp_path / "ro"), *HALF], capsys)
-    assert "Read-only file system" in line and "that you may write there" in line
+    assert "Read-only file system" in line and "make it writable, then start the run again" in line
+
+    def full(*args, **kwargs):  # a row of metrics.csv, the first file a full disk meets (it gave a bare Errno 28)
+        raise OSError(28, "No space left on device", str(run / "metrics.csv"))
+
+    monkeypatch.setattr("td3_steps.cli.MetricsCSV.__call__", full)
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert f"Saving into {run} failed ([Errno 28] No space left on device: '{run / 'metrics.csv'}')" in line, line
+    assert f"then continue from the last checkpoint: python -m td3_steps train --resume {run}" in line
 
 
 def test_an_unexpected_error_is_one_line_that_points_to_debug(tmp_path, capsys, monkeypatch):
@@ -385,6 +417,12 @@ def test_resume_refuses_an_edited_or_damaged_run_json_before_writing(tmp_path, c
         (run / "run.json").write_text(json.dumps(edited))
         line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
         assert words in line and line.rstrip().endswith("or start a new run with --out."), line
+    for key, value in (("env_id", "MountainCarContinuous-v0"), ("seed", 7)):
+        (run / "run.json").write_text(json.dumps({**good, key: value}))  # another run's, or edited
+        line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
+        assert f"run.json gives {key} {value!r}, but the checkpoint in" in line, line
+    (run / "run.json").write_text(json.dumps({**good, "config": {**good["config"], "tau": "x"}}))
+    assert "run.json gives config.tau 'x', but the checkpoint in" in fails(["train", "--resume", str(run)], capsys)
     (run / "run.json").write_bytes(b"\xff\xfe")
     assert "run.json is not readable JSON" in fails(["train", "--resume", str(run)], capsys)
     assert {p.name: p.stat().st_mtime_ns for p in run.iterdir() if p.name != "run.json"} == {

@@ -109,3 +109,20 @@ def test_a_learning_rate_too_large_to_step_with_is_named():
     with pytest.raises(ValueError, match=r"^actor_update: the optimizer's learning rate 1e\+38 is too large to step"):
         actor_update(actor, critics, obs, torch.optim.Adam(actor.parameters(), lr=1e38))
     assert all(p.requires_grad for p in critics.parameters())  # unfrozen again
+
+
+def test_actor_update_starts_from_fresh_gradients():
+    """Each step follows its own loss's gradient alone (zero_grad first), not the sum of the earlier ones."""
+    low, high = torch.tensor([0.0, -1.0]), torch.tensor([2.0, 3.0])
+    torch.manual_seed(0)
+    actor = Actor(obs_dim=2, action_low=low, action_high=high, net_arch=(8,))
+    critics = Critics(obs_dim=2, action_dim=2, net_arch=(8,))
+    obs = torch.randn(32, 2)
+    optimizer = torch.optim.SGD(actor.parameters(), lr=1e-3)
+    actor_update(actor, critics, obs, optimizer)
+    actor_update(actor, critics, obs, optimizer)
+    expected = torch.autograd.grad(actor_loss(actor, critics, obs), list(actor.parameters()))
+    before = [p.detach().clone() for p in actor.parameters()]
+    actor_update(actor, critics, obs, optimizer)
+    for b, p, g in zip(before, actor.parameters(), expected):
+        assert torch.allclose(p, b - 1e-3 * g, atol=1e-7)

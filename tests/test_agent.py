@@ -555,3 +555,52 @@ def test_stable_baselines3_names_td3_lacks_say_what_does_their_work(small_config
             call()
         assert words in str(raised.value), raised.value
     assert not hasattr(model, "replay_buffer") and model.num_timesteps == 3
+
+
+# ---------------------------------------------------------------- found by mutating the code (each fails on its mutant)
+def test_train_step_smooths_target_actions_within_each_dimensions_own_bounds(small_config, toy_env):
+    """Asymmetric bounds: the smoothed a~ reaches each dimension's own low (a clamp to -high would not)."""
+    env = toy_env(action_space=spaces.Box(np.array([0.0, -1.0], np.float32), np.array([2.0, 3.0], np.float32)))
+    config = small_config.replace(learning_starts=20, batch_size=64, target_policy_noise=5.0, target_noise_clip=10.0)
+    model = TD3(env, config, seed=0, device="cpu").learn(30)
+    seen = []
+    forward = model.critic_targets.forward
+    model.critic_targets.forward = lambda obs, action: seen.append(action.clone()) or forward(obs, action)
+    model.train_step()
+    (action,) = seen
+    low, high = torch.tensor([0.0, -1.0]), torch.tensor([2.0, 3.0])
+    assert torch.all(action >= low) and torch.all(action <= high)
+    assert ((action == low).float().mean(dim=0) > 0.2).all()  # large noise is clipped to each dimension's low
+
+
+def test_ornstein_uhlenbeck_noise_restarts_at_each_training_episode(small_config, toy_env):
+    config = small_config.replace(learning_starts=0, train_freq=10_000, noise_type="ornstein-uhlenbeck")
+    model = TD3(toy_env(), config, seed=0, device="cpu").learn(5)  # one whole episode (5 steps)
+    model.noise.x = torch.full_like(model.noise.x, 100.0)  # what a long episode could leave behind
+    model.learn(1)  # the next episode's first step: x restarts at 0, then takes one step of sqrt(dt) * N(0, 1)
+    assert model.noise.x.abs().max() < 1.0
+
+
+def test_learning_starts_counts_steps_even_with_a_prefilled_memory(small_config, toy_env):
+    model = TD3(toy_env(), small_config.replace(learning_starts=10, batch_size=4), seed=0, device="cpu")
+    for _ in range(50):  # a memory filled before the first learn (load_replay_memory, pretraining data)
+        model.memory.add(np.zeros(2), np.zeros(1), 0.0, np.zeros(2), False)
+    model.learn(10)
+    assert model.critic_updates == 0  # updates start after learning_starts steps, as in Stable-Baselines3
+    model.learn(1)
+    assert model.critic_updates == 1
+
+
+def test_train_every_second_episode(small_config, toy_env):
+    config = small_config.replace(learning_starts=0, batch_size=4, train_freq=(2, "episode"), gradient_steps=-1)
+    model = TD3(toy_env(), config, seed=0, device="cpu")  # episodes of 5 steps
+    updates = []
+    for _ in range(2):
+        model.learn(5)
+        updates.append(model.critic_updates)
+    assert updates == [0, 10]  # nothing after episode 1; after episode 2, one per step collected
+
+
+def test_each_training_episode_starts_from_its_own_seeded_reset(small_config):
+    model = TD3("Pendulum-v1", small_config.replace(learning_starts=400), seed=0, device="cpu").learn(400)
+    assert not torch.equal(model.memory.obs[0], model.memory.obs[200])  # episode 2 does not replay episode 1's start

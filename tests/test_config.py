@@ -132,3 +132,8 @@ def test_from_dict_and_from_preset_name_what_they_take():
         TD3Config.from_dict({1: 2, "policy_dealy": 3})
     with pytest.raises(ConfigError, match=r"unknown preset \['pendulum'\]; choose one of: pendulum"):
         TD3Config.from_preset(["pendulum"])
+
+
+def test_a_negative_learning_starts_is_refused():
+    with pytest.raises(ConfigError, match="learning_starts"):
+        TD3Config(learning_starts=-1)

@@ -174,3 +174,11 @@ def test_a_saved_memory_whose_position_is_not_its_size_is_refused_until_full():
     state = {**memory.state_dict(), "position": 5}
     with pytest.raises(ValueError, match="size 1 and position 5 do not fit its capacity 10"):
         ReplayMemory(10, 3, 1).load_state_dict(state)
+
+
+def test_a_sampled_truncation_is_not_a_termination():
+    """Truncated only: the sampled terminated flag stays 0, so that the target bootstraps from s'."""
+    memory = ReplayMemory(4, obs_dim=2, action_dim=1)
+    memory.add(np.zeros(2), np.zeros(1), 1.0, np.ones(2), terminated=False, truncated=True)
+    batch = memory.sample(16, torch.Generator().manual_seed(0))
+    assert torch.all(batch.terminated == 0.0) and torch.all(batch.next_obs == 1.0)

@@ -154,3 +154,11 @@ def test_bellman_target_names_a_wrong_argument(change, error, message):
     args = {"reward": torch.ones(4, 1), "terminated": torch.zeros(4, 1), "next_q": torch.ones(4, 1), "gamma": 0.99}
     with pytest.raises(error, match=message):
         bellman_target(**{**args, **change})
+
+
+def test_smoothing_clips_at_each_dimensions_lower_bound():
+    """Clipping per dimension was tested at the upper bounds alone: a clamp to -high would pass them."""
+    low, high = torch.tensor([0.0, -1.0]), torch.tensor([2.0, 3.0])
+    smoothed = smooth_target_action(low.expand(10_000, 2), low, high, 0.5, 0.5, torch.Generator().manual_seed(0))
+    assert torch.all(smoothed >= low) and torch.all(smoothed <= high)
+    assert ((smoothed == low).float().mean(dim=0) > 0.4).all()  # the noise below low (half of it) is clipped to low

@@ -56,7 +56,7 @@ from .metrics import (
     plot_learning_curve,
     read_metrics,
 )
-from .policy import UNTIMED_EPISODE_LIMIT, Policy
+from .policy import UNTIMED_EPISODE_LIMIT, Policy, read_policy_file
 from .stops import signals_handled
 
 RUN_FILE = "run.json"
@@ -161,12 +161,13 @@ def _unrecognized(unknown: list[str], parser: argparse.ArgumentParser) -> str:
 
 def _path(text: str) -> str:
     """An argparse type: a path that is not empty (--resume '' would otherwise start a new run), or argparse's
-    one-line error."""
+    one-line error. A leading ~ is the home directory, as the shell makes it where it can: not after --out= or
+    inside quotes, where a folder named ~ was made in the current one."""
     try:
         as_path(text, "The path")  # one rule for what a path is, the package's
     except ValueError:
         raise argparse.ArgumentTypeError(f"takes a path, not {text!r}") from None
-    return text
+    return os.path.expanduser(text)
 
 
 # torch's OpenMP cannot start tens of thousands of threads: libgomp's "Thread creation failed" ends the process,
@@ -587,7 +588,13 @@ def _check_resumable(run_dir: Path) -> None:
             f" and the next save replaces {directory.name}/ whole: move {'it' if len(names) == 1 else 'them'} out of"
             f" {directory}, then resume."
         )
-    check_checkpoint_path(run_dir / CHECKPOINT)
+    try:
+        check_checkpoint_path(run_dir / CHECKPOINT)
+    except PermissionError as error:  # its "Choose another path" is no choice here: the run is where it is
+        raise RunError(
+            f"{str(error).removesuffix(' Choose another path.')} Resuming writes the run's checkpoint, metrics and"
+            " actors there: make it writable, or copy the run to a folder you may write and resume the copy."
+        ) from error
     metrics = run_dir / METRICS
     if metrics.exists() and not is_metrics_file(metrics):
         raise RunError(
@@ -599,6 +606,15 @@ def _check_resumable(run_dir: Path) -> None:
             f"{metrics} is missing. It holds the evaluations that chose {BEST_POLICY}, which resuming without them"
             f" would replace with the next evaluation's actor: put a copy of it back, or {START_AGAIN}."
         )
+    if (run_dir / BEST_POLICY).is_file():
+        try:
+            read_policy_file(run_dir / BEST_POLICY, "cpu", remedy="")
+        except CheckpointError as error:
+            raise RunError(
+                f"{str(error).strip()} It is the run's best actor so far, which the run keeps unless a later evaluation beats it:"
+                f" restore it from a copy, or delete it to give it up (the run writes {BEST_POLICY} again only when an"
+                " evaluation beats the best in metrics.csv), then resume."
+            ) from error
 
 
 def _has_checkpoint(run_dir: Path) -> bool:
@@ -787,23 +803,26 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     final_evaluation = model.num_steps not in scores  # the run's end is evaluated like any
     if final_evaluation or (checkpoint_freq is not None and model.num_steps % checkpoint_freq):
         save_checkpoint(model)  # before the final evaluation, which Ctrl-C or SIGTERM may cut short
-    if final_evaluation:
-        try:  # no step boundary to stop at here: a stop signal ends the evaluation at once
-            with signals_handled(STOP_SIGNALS, _raise_stopped):
+    doing = "during the final evaluation"
+    try:  # no step boundary to stop at here: a stop signal ends the evaluation, or the last saves, at once
+        with signals_handled(STOP_SIGNALS, _raise_stopped):
+            if final_evaluation:
                 mean, std = model.evaluate(run["eval_episodes"])
-        except _Stopped as stopped:
-            how = f"during the final evaluation; the checkpoint at step {model.num_steps} is saved. Finish with"
-            _exit_stopped(stopped.args[0], how, run_dir)
-        row = {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
-        log(row)
-        model.log_metrics(row)  # after learn: to TensorBoard, as learn's own evaluations
-        keep_if_best(model)
-    elif best_evaluation_step(scores) == model.num_steps:  # the best is this actor: a run stopped after its last
-        with _saving(run_dir):  # evaluation's row, before best_policy.pt was written, left an older one there
-            model.save_policy(run_dir / BEST_POLICY)
-    with _saving(run_dir):
-        model.save_policy(run_dir / POLICY)
-        plot_learning_curve(metrics.path, run_dir / LEARNING_CURVE, title=f"TD3 on {run['env_id']}")
+                doing = f"while writing {BEST_POLICY}, {POLICY} and {LEARNING_CURVE}"
+                row = {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
+                log(row)
+                model.log_metrics(row)  # after learn: to TensorBoard, as learn's own evaluations
+                keep_if_best(model)
+            elif best_evaluation_step(scores) == model.num_steps:  # the best is this actor: a run stopped after its
+                with _saving(run_dir):  # last evaluation's row, before best_policy.pt was written, left an older one
+                    model.save_policy(run_dir / BEST_POLICY)
+            doing = f"while writing {POLICY} and {LEARNING_CURVE}"
+            with _saving(run_dir):
+                model.save_policy(run_dir / POLICY)
+                plot_learning_curve(metrics.path, run_dir / LEARNING_CURVE, title=f"TD3 on {run['env_id']}")
+    except _Stopped as stopped:
+        how = f"{doing}; the checkpoint at step {model.num_steps} is saved. Finish with"
+        _exit_stopped(stopped.args[0], how, run_dir)
     final, best = scores[model.num_steps], best_evaluation_step(scores)
     elapsed = time_offset + time.perf_counter() - t0
     print(

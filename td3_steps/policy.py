@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -256,22 +258,8 @@ class Policy:
                 f" (got {device!r:.80})."
             )
         device = resolve_device(device)
-        data = load_tensors(path, device)
-        if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
-            raise CheckpointError(f"{path} is not a td3_steps policy file (see TD3.save_policy).")
-        version = data.get("version", 1)
-        if type(version) is not int or version not in POLICY_KEYS:
-            raise CheckpointError(
-                f"{path} is a policy file of version {version!r}; this td3_steps reads versions 1 to {POLICY_VERSION}"
-                " (a newer file needs a newer td3_steps: upgrade it)."
-            )
-        check_contents(path, data, POLICY_KEYS[version], POLICY_REMEDY)
-        if version >= 3 and data["sha256"] != policy_digest(data):
-            raise CheckpointError(
-                f"{path} does not match the sha256 it holds: it was damaged (on disk or in a copy) or edited by hand."
-                f" {POLICY_REMEDY}"
-            )
-        state = data["actor"]
+        data = read_policy_file(path, device)
+        version, state = data.get("version", 1), data["actor"]
         if version >= 2:
             architecture, saved_shape = dict(data["architecture"]), tuple(data["obs_shape"])
         else:
@@ -310,3 +298,25 @@ def policy_digest(data: dict) -> str:
     and "sha256"), then the actor's tensors."""
     metadata = {key: value for key, value in data.items() if key not in ("actor", "sha256")}
     return content_digest(metadata, data["actor"])
+
+
+def read_policy_file(path: Path, device, remedy: str = POLICY_REMEDY) -> dict:
+    """The contents of a policy file (TD3.save_policy's), checked: its format, a version this td3_steps reads, every
+    key it needs, and its sha256; a CheckpointError that says which is wrong, with `remedy` where the file is damaged.
+    Policy.load builds the actor from it."""
+    data = load_tensors(path, device)
+    if not isinstance(data, dict) or data.get("format") != POLICY_FORMAT:
+        raise CheckpointError(f"{path} is not a td3_steps policy file (see TD3.save_policy).")
+    version = data.get("version", 1)
+    if type(version) is not int or version not in POLICY_KEYS:
+        raise CheckpointError(
+            f"{path} is a policy file of version {version!r}; this td3_steps reads versions 1 to {POLICY_VERSION}"
+            " (a newer file needs a newer td3_steps: upgrade it)."
+        )
+    check_contents(path, data, POLICY_KEYS[version], remedy)
+    if version >= 3 and data["sha256"] != policy_digest(data):
+        raise CheckpointError(
+            f"{path} does not match the sha256 it holds: it was damaged (on disk or in a copy) or edited by hand."
+            f" {remedy}".rstrip()
+        )
+    return data

@@ -235,6 +235,14 @@ def test_a_warning_is_one_line_without_the_packages_file_and_gymnasiums_colours(
     assert said == "Warning: The obs returned by step\n"
 
 
+def test_a_leading_tilde_is_the_home_directory_where_the_shell_left_it(tmp_path, monkeypatch):
+    """--out=~/run (no shell expands ~ after =) made a folder named ~ in the current directory."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    main(["train", "--out=~/run", "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+    assert (tmp_path / "home" / "run" / "policy.pt").is_file() and not (tmp_path / "~").exists()
+
+
 def test_a_run_without_out_is_named_after_its_env_where_env_is_given(tmp_path, monkeypatch):
     """train --env MountainCarContinuous-v0 wrote runs/pendulum-seed0, named after the default preset."""
     monkeypatch.chdir(tmp_path)
@@ -523,6 +531,65 @@ def test_a_stop_signal_in_the_final_evaluation_finds_the_last_checkpoint_saved(
     main(["train", "--resume", str(run)])
     assert [int(r["step"]) for r in rows(run / "metrics.csv") if r["eval_return"]] == [650, 700]
     assert (run / "policy.pt").exists()
+
+
+@pytest.mark.parametrize(
+    "signal_number, status, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
+def test_a_stop_signal_while_the_last_files_are_written_says_how_to_finish(
+    tmp_path, capsys, monkeypatch, signal_number, status, name
+):
+    """After the final evaluation, SIGTERM ended the process without a word and Ctrl-C said "Interrupted."."""
+    save_policy = TD3.save_policy
+
+    def signal_at_the_last_actor(model, path):
+        if Path(path).name == "policy.pt":
+            os.kill(os.getpid(), signal_number)
+        save_policy(model, path)
+
+    monkeypatch.setattr(TD3, "save_policy", signal_at_the_last_actor)
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as stopped:
+        main(["train", "--out", str(run), "--steps", "700", "--eval-freq", "650", "--eval-episodes", "2"])
+    assert stopped.value.code == status
+    assert (
+        f"Stopped by {name} while writing policy.pt and learning_curve.png; the checkpoint at step 700 is saved."
+        f" Finish with: python -m td3_steps train --resume {run}" in capsys.readouterr().err
+    )
+    monkeypatch.undo()
+    main(["train", "--resume", str(run)])
+    assert (run / "policy.pt").exists() and (run / "learning_curve.png").exists()
+
+
+def test_resume_in_a_read_only_run_directory_says_what_resume_can_do(tmp_path, capsys, monkeypatch):
+    """It said "Choose another path", which --resume cannot."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    temporary_file = td3_steps.files.tempfile.TemporaryFile
+
+    def read_only(*args, dir=None, **kwargs):  # as a folder of another user's (root writes into any)
+        if dir is not None and Path(dir).is_relative_to(run):
+            raise PermissionError(13, "Permission denied", str(dir))
+        return temporary_file(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(td3_steps.files.tempfile, "TemporaryFile", read_only)
+    line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
+    assert "does not take new files (Permission denied)" in line and "make it writable, or copy the run" in line
+    assert "Choose another path" not in line
+
+
+def test_resume_refuses_a_damaged_best_policy_before_writing(tmp_path, capsys):
+    """A damaged best_policy.pt went on being named the best actor ("Best evaluation ... (best_policy.pt)")."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    good = (run / "best_policy.pt").read_bytes()
+    for damaged in (good[: len(good) // 2], b"", good[:-40] + bytes(40)):
+        (run / "best_policy.pt").write_bytes(damaged)
+        before = {p.name: p.stat().st_mtime_ns for p in run.iterdir()}
+        line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
+        assert line.startswith(f"error: {run / 'best_policy.pt'} ") and "It is the run's best actor so far" in line
+        assert "save_policy" not in line, "the checkpoint holds the last actor, not the best: no such advice"
+        assert {p.name: p.stat().st_mtime_ns for p in run.iterdir()} == before
 
 
 def test_resume_refuses_a_run_without_its_checkpoint_or_its_metrics(tmp_path, capsys):

@@ -604,3 +604,14 @@ def test_train_every_second_episode(small_config, toy_env):
 def test_each_training_episode_starts_from_its_own_seeded_reset(small_config):
     model = TD3("Pendulum-v1", small_config.replace(learning_starts=400), seed=0, device="cpu").learn(400)
     assert not torch.equal(model.memory.obs[0], model.memory.obs[200])  # episode 2 does not replay episode 1's start
+
+
+def test_warm_up_actions_are_uniform_over_the_whole_box(small_config, toy_env):
+    low, high = np.array([0.0, -1.0], np.float32), np.array([2.0, 3.0], np.float32)
+    model = TD3(toy_env(action_space=spaces.Box(low, high)), small_config.replace(learning_starts=500), device="cpu")
+    model.learn(500)  # warm-up only: every action uniform in [low, high)
+    actions = model.memory.action[:500].numpy()
+    width = high - low
+    assert np.all(actions >= low) and np.all(actions <= high)
+    assert np.all(actions.min(0) < low + 0.05 * width) and np.all(actions.max(0) > high - 0.05 * width)
+    assert np.allclose(actions.mean(0), (low + high) / 2, atol=0.1 * width.max())

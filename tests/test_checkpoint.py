@@ -3,6 +3,7 @@
 import copy
 import json
 import re
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -58,7 +59,9 @@ def test_resume_is_bit_identical_with_the_stateful_options(tmp_path, small_confi
     first = TD3(toy_env(), config, seed=2, device="cpu")
     first.learn(63, callback=lambda m: m.num_steps < 33)  # stopped mid-episode: OU state and steps pending
     first.save(tmp_path / "ckpt", include_memory=True)
-    resumed = TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu").learn(30)
+    resumed = TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+    assert resumed._episode_return == first._episode_return  # the episode in progress, as far as it went
+    resumed.learn(30)
     assert torch.equal(resumed.noise.x, straight.noise.x)
     for name in ("actor", "critics", "actor_target", "critic_targets"):
         assert same(params(getattr(straight, name)), params(getattr(resumed, name))), name
@@ -579,3 +582,22 @@ def test_a_checkpoint_file_that_cannot_be_read_is_named_with_what_to_do(tmp_path
         CheckpointError, match=r"checksums.json is a directory, where a td3_steps checkpoint has a file"
     ):
         TD3.load(tmp_path / "ckpt", env=toy_env())
+
+
+def test_a_checkpoint_saved_again_in_the_episode_a_resume_began_in_replays_all_of_it(
+    tmp_path, toy_env, toy_config, params, same
+):
+    """load restores the episode's actions too: a second save in the same episode (a resumed run saved again before
+    the episode ends) must replay the actions taken before the first save as well as those after it."""
+    straight = TD3(toy_env(), toy_config, seed=4, device="cpu").learn(30)
+    first = TD3(toy_env(), toy_config, seed=4, device="cpu").learn(12)  # 2 steps into the third episode
+    first.save(tmp_path / "first", include_memory=True)
+    second = TD3.load(tmp_path / "first", env=toy_env(), device="cpu").learn(1)  # 3 steps in: the same episode
+    second.save(tmp_path / "second", include_memory=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "did not replay to the saved state"
+        resumed = TD3.load(tmp_path / "second", env=toy_env(), device="cpu")
+    assert len(resumed._episode_actions) == 3
+    resumed.learn(17)
+    for name in ("actor", "critics", "actor_target", "critic_targets"):
+        assert same(params(getattr(straight, name)), params(getattr(resumed, name))), name

@@ -132,7 +132,14 @@ def callbacks_of(callback, log, eval_freq, eval_episodes) -> list[Callable]:
             )
     if not (is_count(eval_freq) and eval_freq == 0):  # 0: no evaluation; anything else EvalCallback checks
         callbacks.insert(0, EvalCallback(eval_freq, eval_episodes))
+    else:  # unused without evaluations, but a mistake all the same
+        check_eval_episodes(eval_episodes)
     return callbacks
+
+
+def check_eval_episodes(n_episodes) -> None:
+    if not is_count(n_episodes, 1):
+        raise ValueError(f"the evaluation's number of episodes must be a positive integer, got {n_episodes!r}.")
 
 
 class EvalCallback:
@@ -157,8 +164,7 @@ class EvalCallback:
                 + (" EvalCallback(eval_freq, n_episodes, best_model_path) evaluates in its own copy of the model's"
                    " environment: it takes no eval_env, as Stable-Baselines3's does." if habit else "")
             )  # fmt: skip
-        if not is_count(n_episodes, 1):
-            raise ValueError(f"the evaluation's number of episodes must be a positive integer, got {n_episodes!r}.")
+        check_eval_episodes(n_episodes)
         if best_model_path is not None:
             check_checkpoint_path(best_model_path)  # now, not at the first improvement, hours into training
         self.eval_freq, self.n_episodes, self.best_model_path = int(eval_freq), int(n_episodes), best_model_path

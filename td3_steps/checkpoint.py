@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -193,7 +194,13 @@ def _memory_digest(data: dict) -> str:
 
 
 def save_atomically(file: Path, data) -> None:
-    """torch.save into `<file>.tmp`, then rename: the file is either the old one or the whole new one."""
+    """torch.save into `<file>.tmp`, then rename: the file is either the old one or the whole new one. A file there
+    that torch did not write (notes, a CSV, another program's archive) is refused, not replaced."""
+    if file.is_file() and file.stat().st_size and not _is_torch_file(file):  # an empty one holds nothing to lose
+        raise FileExistsError(
+            f"{file} exists and is not a file torch wrote, and saving would replace it: give another name, or move it"
+            " away first."
+        )
     make_parents(file)
     write_atomically(file, lambda f: torch.save(data, f))
 
@@ -382,6 +389,18 @@ def _is_zip(file: Path) -> bool:
     """Whether `file` begins as a zip archive does, as every file torch.save writes."""
     with open(file, "rb") as f:
         return f.read(4) == b"PK\x03\x04"
+
+
+def _is_torch_file(file: Path) -> bool:
+    """Whether `file` is an archive of torch.save's (a zip whose records hold <name>/data.pkl), or one cut short or
+    damaged (a zip's beginning, the rest unreadable): a file of ours to write over, unlike any other."""
+    if not _is_zip(file):
+        return False
+    try:
+        with zipfile.ZipFile(file) as archive:
+            return any(name.endswith("/data.pkl") for name in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return True
 
 
 # ---------------------------------------------------------------- what a TD3 agent's checkpoint holds

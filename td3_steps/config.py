@@ -17,7 +17,7 @@ import difflib
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,8 @@ from .schedules import SCHEDULES, schedule_from_dict
 
 SCHEDULABLE = ("learning_rate", "exploration_noise")  # fields that take a number or a schedule
 TRAIN_FREQ_UNITS = ("step", "episode")
+MAX_LEARNING_RATE = 1.0  # Adam moves each weight by about the learning rate a step: beyond 1 no network trains
+LEARNING_RATE = "a positive number at most 1, e.g. 1e-3"
 SCHEDULE_TYPES = tuple(SCHEDULES.values())
 # The names the string fields take: the config checks them, networks builds its activation from ACTIVATIONS, and
 # the command line offers CHOICES. The config sits below the pieces it configures.
@@ -95,7 +97,7 @@ class TD3Config:
         return super().__new__(cls)
 
     learning_rate: float | Callable[[float], float] = 1e-3
-    """Adam step size, the same for the actor and the critics; or a schedule of progress_remaining
+    """Adam step size, the same for the actor and the critics, in (0, 1]; or a schedule of progress_remaining
     (td3_steps.schedules.LinearSchedule, or any callable)."""
     buffer_size: int = 1_000_000
     """Capacity of the replay memory (step 1); the oldest transition is overwritten first."""
@@ -155,7 +157,7 @@ class TD3Config:
         object.__setattr__(self, "net_arch", tuple(_python_value(n) for n in self.net_arch))
         if isinstance(self.train_freq, (list, tuple)):  # JSON has no tuples
             object.__setattr__(self, "train_freq", tuple(_python_value(v) for v in self.train_freq))
-        _check_schedulable(self, "learning_rate", lambda v: v > 0, "a finite positive number, e.g. 1e-3", end=0.0)
+        _check_schedulable(self, "learning_rate", lambda v: 0 < v <= MAX_LEARNING_RATE, LEARNING_RATE, end=0.0)
         _check_int(self, "buffer_size", 1)
         _check_int(self, "learning_starts", 0)
         _check_int(self, "batch_size", 1)
@@ -188,7 +190,8 @@ class TD3Config:
         _check_number(self, "random_exploration", lambda v: 0 <= v <= 1, "in [0, 1] (a probability)")
         _check(self, "net_arch", is_sizes, NET_ARCH)
         for name, choices in CHOICES.items():
-            _check(self, name, lambda v, choices=choices: v in choices, "one of " + ", ".join(map(repr, choices)))
+            is_choice = partial(_is_choice, choices=choices)
+            _check(self, name, is_choice, "one of " + ", ".join(map(repr, choices)))
         _check_int(self, "n_critics", 1)
         for name in ("layer_norm", "share_features_extractor", "mixed_precision"):
             _check(self, name, is_flag, "True or False")
@@ -284,6 +287,10 @@ def field_docs() -> dict[str, str]:
 
 
 NET_ARCH = "a non-empty sequence of positive integer layer sizes, e.g. (400, 300)"
+
+
+def _is_choice(value, choices: tuple[str, ...]) -> bool:
+    return isinstance(value, str) and value in choices  # a numpy array's `in` is no bool: it raised
 
 
 def _check(config: TD3Config, name: str, ok: Callable[[Any], bool], expected: str) -> None:

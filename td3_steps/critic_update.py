@@ -11,10 +11,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .failures import check_reached, device_problem, explain_failures, optimizer_problem, tensor_problem
+from .failures import (
+    check_reached,
+    device_problem,
+    explain_failures,
+    network_problem,
+    optimizer_problem,
+    tensor_problem,
+)
 from .shapes import check_column, check_q_values
 
 
+@explain_failures
 def current_q_values(critics: nn.Module, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Step 10: both critics score the stored pairs: (Q_1(s, a), Q_2(s, a)), each (B, 1).
 
@@ -58,6 +66,12 @@ def critic_update(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
 
 
 # What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
+
+
+@current_q_values.problem
+def _current_q_values_problem(critics, obs, action) -> Exception | None:
+    takes = "the critics, called as critics(obs, action) (agent.critics)"
+    return network_problem("current_q_values", "critics", critics, takes, 2)
 
 
 @critic_loss.problem

@@ -110,6 +110,22 @@ def module_problem(where: str, name: str, value, takes: str) -> Exception | None
     return TypeError(f"{where}: {name} must be {takes} (a torch nn.Module); got {type(value).__name__}.")
 
 
+def network_problem(where: str, name: str, value, takes: str, inputs: int) -> Exception | None:
+    """module_problem, then a TypeError for a network whose forward takes another number of inputs than `inputs`:
+    the critics (s, a) where an actor (s) goes, or the other way round. `takes` shows the call, with its inputs."""
+    problem = module_problem(where, name, value, takes)
+    if problem is not None:
+        return problem
+    kinds = [(p.kind, p.default is p.empty) for p in inspect.signature(value.forward).parameters.values()]
+    if any(kind is inspect.Parameter.VAR_POSITIONAL for kind, _ in kinds):
+        return None
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    needed = sum(kind in positional and required for kind, required in kinds)
+    if needed == inputs:
+        return None
+    return TypeError(f"{where}: {name} must be {takes}; got {type(value).__name__}, whose forward takes {needed}.")
+
+
 def optimizer_problem(where: str, optimizer, network: str) -> Exception | None:
     """A TypeError unless `optimizer` is a torch.optim.Optimizer (over `network`'s parameters); then its
     learning_rate_problem."""

@@ -14,10 +14,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .config import LEARNING_RATE, MAX_LEARNING_RATE
 from .counts import is_count, is_number
 from .devices import adam
 from .envs import stored_observations
-from .failures import learning_rate_problem
 from .networks import evaluating
 from .schedules import value_at
 from .seeding import PRETRAINING, derived_seed
@@ -60,9 +60,6 @@ def pretrain(
     val_index, train_index = order[:n_val], order[n_val:]
     rate = learning_rate if learning_rate is not None else value_at(model.config.learning_rate, 1.0, "learning_rate")
     optimizer = adam(model.actor.parameters(), rate)
-    problem = learning_rate_problem("pretrain", optimizer)  # else Adam unfused (torch < 2.4) raises from its step
-    if problem is not None:
-        raise problem
     before = copy.deepcopy(model.actor.state_dict())
     history = []
     for epoch in range(1, epochs + 1):
@@ -129,9 +126,9 @@ def _check_options(epochs, batch_size, validation_fraction, learning_rate) -> No
         raise ValueError(
             f"pretrain: validation_fraction must be a number in [0, 1), e.g. 0.1; got {validation_fraction!r:.80}."
         )
-    if learning_rate is not None and not (is_number(learning_rate) and learning_rate > 0):
+    if learning_rate is not None and not (is_number(learning_rate) and 0 < learning_rate <= MAX_LEARNING_RATE):
         raise ValueError(
-            f"pretrain: learning_rate must be a positive number, e.g. 1e-3 (None: the config's); got {learning_rate!r:.80}."
+            f"pretrain: learning_rate must be {LEARNING_RATE} (None: the config's); got {learning_rate!r:.80}."
         )
 
 

@@ -122,7 +122,7 @@ class ReplayMemory:
         for name, value, stored in (("obs", obs, self.obs), ("action", action, self.action),
                                     ("next_obs", next_obs, self.next_obs)):  # fmt: skip
             try:
-                array = np.asarray(value.cpu() if isinstance(value, torch.Tensor) else value)
+                array = np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value)
             except ValueError:  # a ragged list
                 return ValueError(f"ReplayMemory.add: {name} is not an array of one shape: {value!r:.80}.")
             if array.shape != stored.shape[1:]:

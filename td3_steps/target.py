@@ -22,12 +22,14 @@ from .failures import (
     explain_failures,
     first_problem,
     generator_problem,
+    network_problem,
     number_problem,
     tensor_problem,
 )
 from .shapes import check_column, check_q_values
 
 
+@explain_failures
 def target_action(actor_target: nn.Module, next_obs: torch.Tensor) -> torch.Tensor:
     """Step 5: the actor target plays the next action, a' = pi_phi'(s').
 
@@ -60,6 +62,7 @@ def smooth_target_action(
     return torch.clamp(action + eps, low, high)
 
 
+@explain_failures
 def target_q_values(
     critic_targets: nn.Module, next_obs: torch.Tensor, action: torch.Tensor
 ) -> tuple[torch.Tensor, ...]:
@@ -98,6 +101,18 @@ def bellman_target(reward: torch.Tensor, terminated: torch.Tensor, next_q: torch
 # What a failed call did wrong: each step's problem function (td3_steps.failures), after the steps.
 
 
+@target_action.problem
+def _target_action_problem(actor_target, next_obs) -> Exception | None:
+    takes = "the actor target, called as actor_target(next_obs) (agent.actor_target)"
+    return network_problem("target_action", "actor_target", actor_target, takes, 1)
+
+
+@target_q_values.problem
+def _target_q_values_problem(critic_targets, next_obs, action) -> Exception | None:
+    takes = "the target critics, called as critic_targets(next_obs, action) (agent.critic_targets)"
+    return network_problem("target_q_values", "critic_targets", critic_targets, takes, 2)
+
+
 @smooth_target_action.problem
 def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> Exception | None:
     where = "smooth_target_action"
@@ -123,6 +138,12 @@ def _smoothing_problem(action, low, high, noise_std, noise_clip, generator) -> E
             )
         if problem is not None:
             return problem
+    if isinstance(low, torch.Tensor) != isinstance(high, torch.Tensor):  # torch.clamp takes two numbers or two tensors
+        number, tensor = ("low", "high") if isinstance(high, torch.Tensor) else ("high", "low")
+        return TypeError(
+            f"{where}: {number} is a number and {tensor} a tensor: give both as numbers or both as tensors, e.g."
+            f" torch.full_like({tensor}, {number})."
+        )
     problem = device_problem(where, "the actions'", {"action": action, "low": low, "high": high})
     if problem is not None:
         return problem

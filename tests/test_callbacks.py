@@ -180,3 +180,12 @@ def test_learns_arguments_are_checked_and_its_interrupt_says_what_is_left():
         " arguments (log, callback, ...), for the 10,500 steps left. A log made anew keeps the rows written so far"
         " as MetricsCSV(path, resume_from_step=1500)."
     )
+
+
+def test_learn_refuses_a_bad_eval_episodes_without_evaluations_too(toy_env, toy_config):
+    """eval_episodes="abc" was refused with eval_freq > 0 only."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu")
+    for eval_freq in (0, 5):
+        with pytest.raises(ValueError, match=r"number of episodes must be a positive integer, got 'abc'"):
+            model.learn(3, eval_freq=eval_freq, eval_episodes="abc")
+    assert model.num_steps == 0

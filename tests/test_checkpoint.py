@@ -601,3 +601,19 @@ def test_a_checkpoint_saved_again_in_the_episode_a_resume_began_in_replays_all_o
     resumed.learn(17)
     for name in ("actor", "critics", "actor_target", "critic_targets"):
         assert same(params(getattr(straight, name)), params(getattr(resumed, name))), name
+
+
+def test_an_actor_or_memory_file_is_not_saved_over_a_file_torch_did_not_write(tmp_path, small_config):
+    """model.save_policy("notes.txt") replaced the notes; TD3.save refused such a path already."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    for save in (model.save_policy, model.save_replay_memory, model.policy.save):
+        with pytest.raises(FileExistsError, match="notes.txt exists and is not a file torch wrote"):
+            save(notes)
+    assert notes.read_text() == "my notes"
+    for name in ("policy.pt", "memory.pt"):  # its own files, written again and again
+        (tmp_path / name).touch()  # an empty file holds nothing to lose
+        for _ in range(2):
+            (model.save_policy if name == "policy.pt" else model.save_replay_memory)(tmp_path / name)
+    assert isinstance(Policy.load(tmp_path / "policy.pt"), Policy)

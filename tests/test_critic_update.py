@@ -5,7 +5,7 @@ import copy
 import pytest
 import torch
 
-from td3_steps import Critics, bellman_target, critic_loss, critic_update, current_q_values, make_target
+from td3_steps import Actor, Critics, bellman_target, critic_loss, critic_update, current_q_values, make_target
 
 
 # ---------------------------------------------------------------- steps 10 and 11
@@ -121,3 +121,13 @@ def test_a_learning_rate_too_large_to_step_with_is_named_not_blamed_on_the_loss(
         with pytest.raises(ValueError, match=rf"^critic_update: the optimizer's learning rate {lr} is too large to step"
                            r" with: .* beyond the largest float32 \(3.4e\+38\). Use a learning rate such as 1e-3\.$"):  # fmt: skip
             critic_update(loss, optimizer)
+
+
+def test_critics_missing_or_an_actor_in_their_place_are_named():
+    torch.manual_seed(0)
+    actor = Actor(3, [-2.0], [2.0], net_arch=(8,))
+    obs, action = torch.zeros(4, 3), torch.zeros(4, 1)
+    with pytest.raises(TypeError, match=r"current_q_values: critics must be the critics, .*got NoneType"):
+        current_q_values(None, obs, action)
+    with pytest.raises(TypeError, match=r"critics must be .*critics\(obs, action\).*got Actor, whose forward takes 1"):
+        current_q_values(actor, obs, action)

@@ -1,5 +1,7 @@
 """td3_steps.pretraining: behaviour cloning of the actor, seeded, with clear errors for bad data."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -70,12 +72,20 @@ def test_pretrain_refuses_what_would_break_the_actor(small_config, params, same,
     assert same(before, params(model.actor))
 
 
-def test_pretrain_puts_back_an_actor_whose_loss_diverged(small_config, params, same):
+def test_pretrain_puts_back_an_actor_whose_loss_diverged(small_config, params, same, monkeypatch):
     obs, actions = expert_pairs(20)
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     before = params(model.actor)
+    mse_loss, calls = torch.nn.functional.mse_loss, []
+
+    def diverging(*args, **kwargs):  # steps on finite losses, then nan in the third epoch's
+        calls.append(1)
+        return mse_loss(*args, **kwargs) * (float("nan") if len(calls) > 2 else 1.0)
+
+    monkeypatch.setattr(torch.nn.functional, "mse_loss", diverging)
     with pytest.raises(ValueError, match="the loss became nan in epoch .* put back as they were. Lower the learning"):
-        model.pretrain(obs, actions, learning_rate=1e30, epochs=5)
+        model.pretrain(obs, actions, epochs=5, validation_fraction=0.0)
+    monkeypatch.undo()
     assert same(before, params(model.actor))
 
 
@@ -110,14 +120,18 @@ def test_pretrain_puts_back_an_actor_that_fails_on_a_batch_and_says_why(small_co
     assert same(before, params(model.actor))
 
 
-def test_pretrain_refuses_a_learning_rate_too_large_to_step_with(small_config, params, same):
-    """lr=1e38 (Adam's first step 1e39, beyond float32) raised from inside Adam where it is not fused (torch < 2.4),
-    and diverged where it is: one answer, before the actor moves."""
+def test_pretrain_refuses_a_learning_rate_above_1(small_config, params, same):
+    """lr=1e38 (Adam's first step 1e39, beyond float32) raised from inside Adam where it is not fused (torch < 2.4);
+    lr=1e30 sent the weights to 1e30 while the loss, through tanh, stayed small: refused before the actor moves."""
     obs, actions = expert_pairs(20)
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     before = params(model.actor)
-    with pytest.raises(ValueError, match=r"^pretrain: the optimizer's learning rate 1e\+38 is too large to step with"):
-        model.pretrain(obs, actions, learning_rate=1e38, epochs=5)
+    for rate in (1e38, 1e30, 1.5):
+        with pytest.raises(
+            ValueError,
+            match=rf"^pretrain: learning_rate must be a positive number at most 1, .*{re.escape(repr(rate))}",
+        ):
+            model.pretrain(obs, actions, learning_rate=rate, epochs=5)
     assert same(before, params(model.actor))
 
 

@@ -182,3 +182,13 @@ def test_a_sampled_truncation_is_not_a_termination():
     memory.add(np.zeros(2), np.zeros(1), 1.0, np.ones(2), terminated=False, truncated=True)
     batch = memory.sample(16, torch.Generator().manual_seed(0))
     assert torch.all(batch.terminated == 0.0) and torch.all(batch.next_obs == 1.0)
+
+
+def test_an_action_straight_from_the_actor_is_told_its_shape():
+    """A (1, 1) action that still requires grad (actor(obs[None]) without torch.no_grad()) got torch's "Can't call
+    numpy() on Tensor that requires grad" from the check that explains the failure."""
+    memory = ReplayMemory(4, obs_dim=3, action_dim=1)
+    action = torch.zeros(1, 1, requires_grad=True) * 2
+    with pytest.raises(ValueError, match=r"ReplayMemory.add: action has shape \(1, 1\), this memory was made with"):
+        memory.add(np.zeros(3), action, 0.0, np.zeros(3), False)
+    assert memory.size == 0

@@ -162,3 +162,26 @@ def test_smoothing_clips_at_each_dimensions_lower_bound():
     smoothed = smooth_target_action(low.expand(10_000, 2), low, high, 0.5, 0.5, torch.Generator().manual_seed(0))
     assert torch.all(smoothed >= low) and torch.all(smoothed <= high)
     assert ((smoothed == low).float().mean(dim=0) > 0.4).all()  # the noise below low (half of it) is clipped to low
+
+
+def test_a_network_missing_or_of_the_other_kind_is_named():
+    """A function that forgot its return (None), or the critics where the actor goes: Python's "'NoneType' object
+    is not callable" and torch's "forward() missing 1 required positional argument" named no argument."""
+    torch.manual_seed(0)
+    actor, critics = Actor(3, [-2.0], [2.0], net_arch=(8,)), Critics(3, 1, net_arch=(8,))
+    obs, action = torch.zeros(4, 3), torch.zeros(4, 1)
+    with pytest.raises(TypeError, match=r"target_action: actor_target must be the actor target, .*got NoneType"):
+        target_action(None, obs)
+    with pytest.raises(TypeError, match=r"actor_target must be .*actor_target\(next_obs\).*got Critics, whose forward"):
+        target_action(critics, obs)
+    with pytest.raises(TypeError, match=r"target_q_values: critic_targets must be .*got Actor, whose forward takes 1"):
+        target_q_values(actor, obs, action)
+    assert target_action(actor, obs).shape == (4, 1) and len(target_q_values(critics, obs, action)) == 2
+
+
+def test_a_number_beside_a_tensor_bound_is_named():
+    """Either may be a number, said the problem function; one of each got torch's clamp() argument list."""
+    action = torch.zeros(4, 1)
+    with pytest.raises(TypeError, match=r"low is a number and high a tensor: .* torch.full_like\(high, low\)"):
+        smooth_target_action(action, -2.0, torch.tensor([2.0]))
+    assert smooth_target_action(action, -2.0, 2.0).shape == (4, 1)

@@ -51,7 +51,8 @@ def install_cell(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     environment lacks (Colab, a new Jupyter): td3_steps from the course repository, and ipywidgets, which notebooks
     06, 14 and 15 import for their sliders (Colab has it, a bare JupyterLab has not). Only what is missing: an installed
     td3_steps (an editable one from a clone, say) is never replaced. %pip ends with IPython's "you may need to
-    restart the kernel": the cell says that this one need not (the packages are new to it, none was imported)."""
+    restart the kernel": the cell says that it need not, run first (nothing it installs or upgrades is imported yet;
+    pip upgrades a dependency only below the package's minimum)."""
     _check_texts("install_cell", repository=repository, branch=branch)
     return f"""# Installs what the course needs where it is missing (in Colab, or a new Jupyter environment):
 # td3_steps from the course repository, and ipywidgets (progress bars, sliders). Else it does nothing.
@@ -65,7 +66,7 @@ missing = [f'"{{spec}}"' for name, spec in needed.items() if importlib.util.find
 if missing:
     packages = " ".join(missing)
     %pip install -q {{packages}}
-    print("Installed: go on with the next cell; this kernel needs no restart, whatever pip's note says.")"""
+    print("Installed. Run as the notebook's first cell, it needs no restart (whatever pip says): go on.")"""
 
 
 INSTALL_CELL = install_cell()

@@ -116,14 +116,19 @@ def network_problem(where: str, name: str, value, takes: str, inputs: int) -> Ex
     problem = module_problem(where, name, value, takes)
     if problem is not None:
         return problem
-    kinds = [(p.kind, p.default is p.empty) for p in inspect.signature(value.forward).parameters.values()]
-    if any(kind is inspect.Parameter.VAR_POSITIONAL for kind, _ in kinds):
+    try:
+        signature = inspect.signature(value.forward)
+    except (TypeError, ValueError):  # a forward without a signature to read: the original error stands
         return None
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    needed = sum(kind in positional and required for kind, required in kinds)
-    if needed == inputs:
-        return None
-    return TypeError(f"{where}: {name} must be {takes}; got {type(value).__name__}, whose forward takes {needed}.")
+    try:
+        signature.bind(*range(inputs))
+    except TypeError as error:
+        return TypeError(
+            f"{where}: {name} must be {takes}; got {type(value).__name__}, whose forward({', '.join(signature.parameters)})"
+            " does not take"
+            f" {inputs} input{'s' * (inputs != 1)} ({error})."
+        )
+    return None
 
 
 def optimizer_problem(where: str, optimizer, network: str) -> Exception | None:

@@ -238,14 +238,15 @@ class TensorBoardLog:
 
 
 def _cut_short(row: dict, resume_from_step: int) -> bool:
-    """Whether a last row is one a crash cut short while it was written, after the checkpoint's step: fewer cells
-    than COLUMNS (csv.DictReader fills them with None), none extra, and no step at or before `resume_from_step` (a
-    step the checkpoint has passed, whose row it cannot write again). A row cut inside its step cell counts."""
+    """Whether a last row is one a crash cut short while it was written: fewer cells than COLUMNS (csv.DictReader
+    fills them with None), none extra, and a step from the checkpoint's on (the command line's final evaluation is
+    written after the checkpoint of its own step, and made again on resume), not one the checkpoint has passed,
+    whose row nothing writes again. A row cut inside its step cell counts."""
     cells = [value for key, value in row.items() if key is not None and value is not None]
     if None in row or len(cells) == len(COLUMNS):
         return False
     step = row.get("step") or ""
-    return len(cells) == 1 or not step.isdigit() or int(step) > resume_from_step
+    return len(cells) == 1 or not step.isdigit() or int(step) >= resume_from_step
 
 
 def _whole(row: dict) -> bool:

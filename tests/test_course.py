@@ -61,7 +61,7 @@ def test_the_install_cell_installs_only_what_is_missing(monkeypatch, capsys):
         assert shell.run_cell(INSTALL_CELL).success
         assert asked == ([] if packages is None else [f"install -q {packages}"])
         said = capsys.readouterr().out  # %pip's own note says "you may need to restart the kernel"
-        assert ("this kernel needs no restart" in said) == (packages is not None), said
+        assert ("Run as the notebook's first cell, it needs no restart" in said) == (packages is not None), said
 
 
 def _slide(cell) -> str | None:

@@ -129,5 +129,8 @@ def test_critics_missing_or_an_actor_in_their_place_are_named():
     obs, action = torch.zeros(4, 3), torch.zeros(4, 1)
     with pytest.raises(TypeError, match=r"current_q_values: critics must be the critics, .*got NoneType"):
         current_q_values(None, obs, action)
-    with pytest.raises(TypeError, match=r"critics must be .*critics\(obs, action\).*got Actor, whose forward takes 1"):
+    with pytest.raises(
+        TypeError,
+        match=r"critics must be .*critics\(obs, action\).*got Actor, whose forward\(obs\) does not take 2 inputs",
+    ):
         current_q_values(actor, obs, action)

@@ -220,3 +220,15 @@ def test_sizes_written_in_are_named_on_a_build_of_other_sizes(capsys):
     out = capsys.readouterr().out
     assert "built with obs_dim=4 and action_dim=3 (the first build had 3 and 2), critic1(obs, action) raised" in out
     assert "are the sizes 3 and 2 written in?" in out, out
+
+
+def build_first_layer_frozen(obs_dim, action_dim):
+    critic1, critic2, target1, target2 = build_right(obs_dim, action_dim)
+    critic1.body[0].requires_grad_(False)  # a freeze meant for the target, on the critic
+    return critic1, critic2, target1, target2
+
+
+def test_a_critic_frozen_in_part_is_named(capsys):
+    """Only a critic with no trainable parameter at all was refused."""
+    assert not check_build_critics(build_first_layer_frozen)
+    assert "some of critic1's parameters are frozen (requires_grad=False)" in capsys.readouterr().out

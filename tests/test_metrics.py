@@ -121,7 +121,7 @@ def test_a_damaged_row_is_refused_by_its_line_on_resume_not_dropped(tmp_path):
         ("100,,,-1,0,,,,,,99\n200,,,-2,0,,,,,\n", 2),  # a cell too many
         ("100,,,-1\n200,,,-2,0,,,,,\n", 2),  # a row cut short before the last
         ("100,,,-1,0,,,,,\n200,,,-2,0,,,,,,99\n", 3),  # the last row with a cell too many
-        ("100,,,-1,0,,,,,\n200,,,-2\n", 3),  # the last row cut short at a step the checkpoint has passed
+        ("100,,,-1,0,,,,,\n150,,,-2\n", 3),  # the last row cut short at a step the checkpoint has passed
     ):
         MetricsCSV(path)
         path.write_text(path.read_text() + rows)
@@ -129,10 +129,11 @@ def test_a_damaged_row_is_refused_by_its_line_on_resume_not_dropped(tmp_path):
         with pytest.raises(ValueError, match=rf"metrics.csv, line {line}, is not a whole row with a step number"):
             MetricsCSV(path, resume_from_step=200)
         assert path.read_text() == damaged
-    MetricsCSV(path)
-    path.write_text(path.read_text() + whole + "300,4,")  # cut past the checkpoint's step: a crash's, dropped
-    MetricsCSV(path, resume_from_step=200)
-    assert [row["step"] for row in read_rows(path)] == ["100", "200"]
+    for cut in ("300,4,", "200,,,-2"):  # past the checkpoint's step, or at it (a final evaluation): a crash's, dropped
+        MetricsCSV(path)
+        path.write_text(path.read_text() + whole.replace("200,,,-2,0,,,,,\n", "") + cut)
+        MetricsCSV(path, resume_from_step=200)
+        assert [row["step"] for row in read_rows(path)] == ["100"]
 
 
 def test_a_new_metrics_csv_starts_afresh_and_goes_on_from_a_step_when_asked(tmp_path, toy_env, toy_config):

@@ -174,7 +174,10 @@ def test_a_network_missing_or_of_the_other_kind_is_named():
         target_action(None, obs)
     with pytest.raises(TypeError, match=r"actor_target must be .*actor_target\(next_obs\).*got Critics, whose forward"):
         target_action(critics, obs)
-    with pytest.raises(TypeError, match=r"target_q_values: critic_targets must be .*got Actor, whose forward takes 1"):
+    with pytest.raises(
+        TypeError,
+        match=r"target_q_values: critic_targets must be .*got Actor, whose forward\(obs\) does not take 2 inputs",
+    ):
         target_q_values(actor, obs, action)
     assert target_action(actor, obs).shape == (4, 1) and len(target_q_values(critics, obs, action)) == 2
 
@@ -185,3 +188,18 @@ def test_a_number_beside_a_tensor_bound_is_named():
     with pytest.raises(TypeError, match=r"low is a number and high a tensor: .* torch.full_like\(high, low\)"):
         smooth_target_action(action, -2.0, torch.tensor([2.0]))
     assert smooth_target_action(action, -2.0, 2.0).shape == (4, 1)
+
+
+def test_a_network_that_takes_the_inputs_keeps_its_own_error():
+    """A critic whose forward(obs, action=None) takes the call was said to take 1 input when it failed inside."""
+
+    class OptionalAction(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(4, 1)
+
+        def forward(self, obs, action=None):
+            return (self.layer(torch.cat([obs, action], dim=1)),)
+
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        target_q_values(OptionalAction(), torch.zeros(4, 3), torch.zeros(4, 2))  # an action one too wide

@@ -241,6 +241,11 @@ def freeze_mistakes(built: Built, i: int) -> list[Mistake]:
             lambda b: not b.trainable(c) and b.nets[t] is not b.nets[c],  # else target_mistakes says it
             f"critic{n} has no trainable parameters: only the targets are frozen, the critics learn",
         ),
+        Mistake(
+            lambda b: not all(p.requires_grad for p in b.nets[c].parameters()),
+            f"some of critic{n}'s parameters are frozen (requires_grad=False): only the targets are frozen, every"
+            f" weight of a critic learns",
+        ),
     ]
 
 

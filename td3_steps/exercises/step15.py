@@ -37,6 +37,7 @@ CONFIG = TD3Config(
     net_arch=(16, 16),
 )
 GROUPS = ("actor", "actor_target", "critics", "critic_targets")
+DRAWS = "the batch and then the smoothing noise are drawn from agent.update_rng, in that order"
 TARGETS = ((14, "actor_target", "actor"), (15, "critic_targets", "critics"))  # (step, target, its online network)
 
 
@@ -227,7 +228,12 @@ def _run(td3_iteration, delay: int) -> list[str]:
     student, reference = _agent(delay), _agent(delay)
     for i in range(1, ITERATIONS[delay] + 1):
         before = _snapshot(student)
-        _, problem = run_safely(td3_iteration, student, what=f"td3_iteration(agent), iteration {i},")
+        _, problem = run_safely(
+            td3_iteration,
+            student,
+            what=f"td3_iteration(agent), iteration {i},",
+            random_state=f"keep steps 4 to 12 as given: {DRAWS}",
+        )
         if problem:
             return [problem]
         if not all(p.requires_grad for p in student.critics.parameters()):
@@ -259,8 +265,7 @@ def _run(td3_iteration, delay: int) -> list[str]:
         problems = [p for p in problems if p]
         if not problems and not close(ours["critics"], theirs["critics"]):
             problems.append(
-                f"the critics differ from TD3.train_step after iteration {i}: keep steps 4 to 12 as given (the"
-                " batch and then the smoothing noise are drawn from agent.update_rng, in that order)."
+                f"the critics differ from TD3.train_step after iteration {i}: keep steps 4 to 12 as given ({DRAWS})."
             )
         if problems:
             return problems

@@ -611,9 +611,9 @@ def _check_resumable(run_dir: Path) -> None:
             read_policy_file(run_dir / BEST_POLICY, "cpu", remedy="")
         except CheckpointError as error:
             raise RunError(
-                f"{str(error).strip()} It is the run's best actor so far, which the run keeps unless a later evaluation beats it:"
-                f" restore it from a copy, or delete it to give it up (the run writes {BEST_POLICY} again only when an"
-                " evaluation beats the best in metrics.csv), then resume."
+                f"{str(error).strip()} It is the run's best actor so far, which the run keeps unless a later"
+                f" evaluation beats it: restore it from a copy, or delete it to give it up (the run writes {BEST_POLICY}"
+                " again only when an evaluation beats the best in metrics.csv), then resume."
             ) from error
 
 

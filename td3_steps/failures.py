@@ -123,10 +123,10 @@ def network_problem(where: str, name: str, value, takes: str, inputs: int) -> Ex
     try:
         signature.bind(*range(inputs))
     except TypeError as error:
+        forward = f"forward({', '.join(signature.parameters)})"
         return TypeError(
-            f"{where}: {name} must be {takes}; got {type(value).__name__}, whose forward({', '.join(signature.parameters)})"
-            " does not take"
-            f" {inputs} input{'s' * (inputs != 1)} ({error})."
+            f"{where}: {name} must be {takes}; got {type(value).__name__}, whose {forward} does not take {inputs}"
+            f" input{'s' * (inputs != 1)} ({error})."
         )
     return None
 

@@ -397,5 +397,5 @@ def check_delayed_actor(fn) -> bool:
             ]
     return report(
         problems[:1],
-        "every d-th critic update, one Adam step on J = -mean Q1(s, pi(s)), the critics frozen and untouched.",
+        "every d-th critic update, one Adam step on J = -mean Q1(s, pi(s)), the critics untouched, no gradient left on them.",
     )

@@ -218,4 +218,7 @@ def check_clipped_double_q(fn) -> bool:
     if not replies:
         problem = _one_transition_problem(fn)
         replies = [problem] if problem else []
-    return report(replies, "min(Q_t1, Q_t2) per transition, a new (B, 1) column, for any number of critics.")
+    return report(
+        replies,
+        "min(Q_t1, Q_t2) per transition, a (B, 1) column, the inputs left as they were, for any number of critics.",
+    )

@@ -221,8 +221,8 @@ def check_update_critics(update_critics) -> bool:
                     else ""
                 )  # the loss is right: the step is what went wrong
                 return report(
-                    ["the critics did not move: clear the old gradients (optimizer.zero_grad(), before backward()),"
-                     f" backpropagate the loss of both critics, then step the given optimizer{erased}."],
+                    ["the critics did not move: clear the old gradients (before backward(), not after it), backpropagate"
+                     f" the loss of both critics, then step the given optimizer{erased}."],
                     "",
                 )  # fmt: skip
             still = [str(i + 1) for i in range(2) if not any(name.startswith(f"members.{i}.") for name in moved)]

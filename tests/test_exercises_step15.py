@@ -21,14 +21,16 @@ from td3_steps import (
 from td3_steps.exercises.step15 import check_td3_iteration
 
 
-def steps_4_to_12(agent):
-    c = agent.config
+def steps_4_to_12(agent, noise_from_update_rng=True):
+    """Steps 4 to 12 as TD3.train_step takes them (noise_from_update_rng=False: the smoothing noise drawn from
+    torch's own generator instead)."""
+    c, generator = agent.config, agent.update_rng if noise_from_update_rng else None
     batch = agent.memory.sample(c.batch_size, agent.update_rng)
     with torch.no_grad():
         next_action = target_action(agent.actor_target, batch.next_obs)
         low, high = agent.action_low, agent.action_high
         next_action = smooth_target_action(
-            next_action, low, high, c.target_policy_noise, c.target_noise_clip, agent.update_rng
+            next_action, low, high, c.target_policy_noise, c.target_noise_clip, generator
         )
         next_q = clipped_double_q(target_q_values(agent.critic_targets, batch.next_obs, next_action))
         y = bellman_target(batch.reward, batch.terminated, next_q, c.gamma)
@@ -41,8 +43,8 @@ def delayed(agent):
     return policy_update_due(agent.critic_updates, agent.config.policy_delay)
 
 
-def correct(agent):
-    batch = steps_4_to_12(agent)
+def correct(agent, noise_from_update_rng=True):
+    batch = steps_4_to_12(agent, noise_from_update_rng)
     if delayed(agent):
         actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
         polyak_update(agent.actor, agent.actor_target, agent.config.tau)
@@ -369,27 +371,9 @@ def test_a_counter_of_its_own_calls_is_named_on_every_run(capsys):
         assert "written in" not in out
 
 
-def smoothing_from_the_global_generator(agent):
-    """Steps 4 to 12 with the smoothing noise drawn without agent.update_rng."""
-    c = agent.config
-    batch = agent.memory.sample(c.batch_size, agent.update_rng)
-    with torch.no_grad():
-        next_action = target_action(agent.actor_target, batch.next_obs)
-        low, high = agent.action_low, agent.action_high
-        next_action = smooth_target_action(next_action, low, high, c.target_policy_noise, c.target_noise_clip)
-        next_q = clipped_double_q(target_q_values(agent.critic_targets, batch.next_obs, next_action))
-        y = bellman_target(batch.reward, batch.terminated, next_q, c.gamma)
-    critic_update(critic_loss(current_q_values(agent.critics, batch.obs, batch.action), y), agent.critic_optimizer)
-    agent.critic_updates += 1
-    if delayed(agent):
-        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
-        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
-        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
-
-
 def test_a_draw_from_the_global_generator_is_told_where_step_15_draws(capsys):
     """The toolkit's "this step draws nothing at random" was wrong here: step 15 draws, from agent.update_rng."""
-    assert not check_td3_iteration(smoothing_from_the_global_generator)
+    assert not check_td3_iteration(lambda agent: correct(agent, noise_from_update_rng=False))
     out = capsys.readouterr().out
     assert "changed torch's global random state" in out and "drawn from agent.update_rng" in out, out
     assert "draws nothing" not in out

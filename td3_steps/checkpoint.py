@@ -32,7 +32,7 @@ from .config import ConfigError, TD3Config
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import bounds_mismatch, stored_observation
-from .failures import listing, warn
+from .failures import kind_of, listing, warn
 from .files import (
     as_path,
     check_parents,
@@ -352,7 +352,7 @@ def check_contents(file: Path, data, expected: dict, remedy: str) -> None:
         raise CheckpointError(f"{file} holds a {type(data).__name__}, not the dict td3_steps writes. {remedy}")
     missing = [key for key in expected if key not in data]
     wrong = [
-        f"{key} is {'an' if type(data[key]).__name__[0] in 'aeiou' else 'a'} {type(data[key]).__name__}"
+        f"{key} is {kind_of(data[key])}"
         for key, kind in expected.items()
         if key in data and not isinstance(data[key], kind)
     ]

@@ -110,6 +110,13 @@ def module_problem(where: str, name: str, value, takes: str) -> Exception | None
     return TypeError(f"{where}: {name} must be {takes} (a torch nn.Module); got {type(value).__name__}.")
 
 
+def kind_of(value) -> str:
+    """What a value is, with its article, for a message: "a list", "an ndarray", "an int"."""
+    name = type(value).__name__
+    vowel_sound = name[0].lower() in "aeiou" or name == "ndarray"  # said "en-d-array"
+    return f"{'an' if vowel_sound else 'a'} {name}"
+
+
 def network_problem(where: str, name: str, value, takes: str, inputs: int) -> Exception | None:
     """module_problem, then a TypeError for a network whose forward takes another number of inputs than `inputs`:
     the critics (s, a) where an actor (s) goes, or the other way round. `takes` shows the call, with its inputs."""

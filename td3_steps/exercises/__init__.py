@@ -44,6 +44,7 @@ from typing import Any
 import torch
 
 from ..counts import is_real
+from ..failures import kind_of
 
 REPLY_WIDTH = 100  # a reply is wrapped between words: JupyterLab breaks a long output line anywhere, mid-word
 
@@ -176,13 +177,6 @@ def squeeze_note(right_on: str) -> str:
         " dimension to drop (squeeze(1), or squeeze(-1)), or better, do not squeeze: keep every tensor a (B, 1)"
         " column"
     )
-
-
-def kind_of(value: Any) -> str:
-    """What a value is, with its article, for a reply: "a list", "an ndarray", "an int"."""
-    name = type(value).__name__
-    vowel_sound = name[0].lower() in "aeiou" or name == "ndarray"  # said "en-d-array"
-    return f"{'an' if vowel_sound else 'a'} {name}"
 
 
 def tensors_problem(answer: Any, each: str, right: str) -> str | None:

@@ -20,17 +20,18 @@ from td3_steps.files import check_file_path, check_writable, make_parents, write
 EVAL_FREQ = 1_000  # steps between evaluations: a run of fewer steps has none
 
 
-def evaluations(config: TD3Config, seed: int, steps: int, episodes: int = 10) -> list[tuple[int, float]]:
-    """Train Pendulum-v1 for `steps`; the (step, mean return) of every evaluation (`episodes` each EVAL_FREQ)."""
+def evaluations(
+    config: TD3Config, seed: int, steps: int, episodes: int = 10, env="Pendulum-v1"
+) -> list[tuple[int, float]]:
+    """Train in `env` (Pendulum-v1, or a gymnasium.Env) for `steps`; the (step, mean return) of every evaluation
+    (`episodes` each EVAL_FREQ)."""
     rows: list[tuple[int, float]] = []
 
     def log(row: dict) -> None:
         if "eval_return" in row:
             rows.append((row["step"], row["eval_return"]))
 
-    TD3("Pendulum-v1", config, seed=seed, device="cpu").learn(
-        steps, eval_freq=EVAL_FREQ, eval_episodes=episodes, log=log
-    )
+    TD3(env, config, seed=seed, device="cpu").learn(steps, eval_freq=EVAL_FREQ, eval_episodes=episodes, log=log)
     return rows
 
 

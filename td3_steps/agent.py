@@ -35,7 +35,7 @@ from .policy import Policy
 from .polyak import polyak_update
 from .replay_memory import ReplayMemory
 from .schedules import apply_learning_rate, value_at
-from .seeding import ACTING, TRAIN_EPISODES, UPDATES, check_seed, derived_seed
+from .seeding import ACTING, TRAIN_EPISODES, UPDATES, derived_seed, run_seed
 from .stops import interrupts_noted
 from .target import bellman_target, clipped_double_q, smooth_target_action, target_action, target_q_values
 
@@ -50,7 +50,7 @@ class TD3:
         env: a gymnasium env id (Bullet locomotion ids included) or a gymnasium.Env.
         config: the hyperparameters (TD3Config(), or TD3Config.from_preset(name)); or give them as
             keyword arguments, as Stable-Baselines3 takes them: TD3(env, learning_rate=1e-3, tau=0.005).
-        seed: seeds network initialisation, acting, sampling and the env's resets.
+        seed: seeds network initialisation, acting, sampling and the env's resets; None draws one (model.seed).
         device: "auto" (CUDA if available), "cpu" or "cuda".
         actor_net: a custom nn.Module for the actor, (B, features_dim) to an unbounded (B, action_dim) that the
             Actor maps into the bounds with tanh; it keeps its weights. Or a function of no arguments that builds
@@ -66,7 +66,7 @@ class TD3:
         env: str | gym.Env,
         config: TD3Config | None = None,
         *,
-        seed: int = 0,
+        seed: int | None = 0,
         device="auto",
         actor_net: CustomNet = None,
         critic_net: CustomNet = None,
@@ -76,14 +76,14 @@ class TD3:
         self.env = envs.as_env(env)
         self.env_id = envs.env_id_of(env)
         self.config = config = config_of(config, config_fields)
-        self.seed = check_seed(seed)
+        self.seed = run_seed(seed)
         self.device = resolve_device(device)
         if tensorboard_log is not None:
             TensorBoardLog.check(tensorboard_log)
         if config.mixed_precision:
             warn_if_bfloat16_is_emulated(self.device)
         self.observation_space = self.env.observation_space
-        self.action_space = envs.check_action_space(self.env.action_space)
+        self.action_space = envs.training_action_space(self.env.action_space)
         action_dim = int(np.prod(self.action_space.shape))
         self.custom_networks = {"actor_net": actor_net is not None, "critic_net": critic_net is not None}
 
@@ -307,7 +307,7 @@ class TD3:
         if self._obs is None:
             self._start_episode()
         action = self._training_action(self._obs)
-        returned = self.env.step(action.reshape(self.action_space.shape))
+        returned = self.env.step(envs.env_action(self.action_space, action.reshape(self.action_space.shape)))
         returned_obs, reward, terminated, truncated, _ = envs.step_values(self.env, returned, self.num_steps + 1)
         next_obs = envs.stored_observation(self.observation_space, returned_obs)
         if next_obs.shape != self._obs.shape:  # one comparison a step, to name the env and the step at fault
@@ -396,9 +396,9 @@ class TD3:
         checkpoint.set_parameters(self, parameters, exact_match)
 
     def set_env(self, env: str | gym.Env) -> None:
-        """Train (and evaluate) in `env` from now on. Its spaces must equal the model's; a new episode starts."""
+        """Train and evaluate in `env` from now on (its spaces must fit the networks); a new episode starts."""
         env = envs.as_env(env)
-        envs.check_same_spaces(env, self.observation_space, self.action_space)
+        self.observation_space, self.action_space = envs.spaces_fitting(env, self.observation_space, self.action_space)
         self.env, self.env_id = env, envs.env_id_of(env)
         self.policy = self._make_policy()
         self._obs = None

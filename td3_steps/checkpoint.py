@@ -31,7 +31,7 @@ import torch
 from .config import ConfigError, TD3Config
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
-from .envs import bounds_mismatch, stored_observation
+from .envs import bounds_mismatch, env_action, stored_observation
 from .failures import kind_of, listing, warn
 from .files import (
     as_path,
@@ -262,7 +262,11 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
 def _read_directory(path: Path, map_location, memory: bool) -> tuple[dict, dict, dict | None]:
     """read_checkpoint's one reading of the directory `path`."""
     if not path.exists():
-        raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote.")
+        saved = (
+            path.with_suffix("") if path.suffix == ".zip" else None
+        )  # Stable-Baselines3 adds .zip; TD3.save does not
+        where = f" (TD3.save adds no .zip: {saved}?)" if saved is not None and saved.is_dir() else ""
+        raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote{where}.")
     if not path.is_dir():
         raise CheckpointError(f"{path} is a file; a td3_steps checkpoint is the directory that TD3.save wrote.")
     try:
@@ -283,7 +287,10 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def _read_files(path: Path, map_location, memory: bool) -> tuple[dict, dict, dict | None]:
     meta_file = path / "meta.json"
     if not meta_file.exists():
-        raise CheckpointError(f"{path} is not a td3_steps checkpoint (it has no meta.json).")
+        raise CheckpointError(
+            f"{path} is not a td3_steps checkpoint (it has no meta.json): give the directory that TD3.save wrote (a"
+            " training run's is RUN_DIR/checkpoint)."
+        )
     verified = (path / CHECKSUMS).exists()
     if verified:
         _verify(path, ("meta.json", "state.pt", MEMORY) if memory else ("meta.json", "state.pt"))
@@ -612,7 +619,7 @@ def _replay_episode(model, actions: np.ndarray, obs: np.ndarray, episode_return:
     """Bring the training env back to the saved mid-episode state: seeded reset, same actions."""
     model._start_episode()
     for action in actions:
-        next_obs, *_ = model.env.step(action.reshape(model.action_space.shape))
+        next_obs, *_ = model.env.step(env_action(model.action_space, action.reshape(model.action_space.shape)))
         model._obs = stored_observation(model.observation_space, next_obs)
     model._episode_actions = list(actions)
     model._episode_return = episode_return

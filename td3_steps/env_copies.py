@@ -4,9 +4,11 @@ Evaluation runs its episodes in an environment of its own, so that training's ep
 made from the id where the agent was given one; for an environment given as an object, made again from its spec
 (`gymnasium.make(env.spec)`: make's arguments, the time limit and the wrappers around it included), or copied
 where gymnasium cannot make it again. Wrappers that only watch or show (Stable-Baselines3's Monitor, gymnasium's
-RecordEpisodeStatistics and rendering wrappers) are left out of the copy, which renders nothing. Running
-normalisation statistics (gymnasium's NormalizeObservation and NormalizeReward) are the training env's, frozen, at
-every evaluation, as Stable-Baselines3's EvalCallback syncs VecNormalize's.
+RecordEpisodeStatistics and rendering wrappers) are left out of the copy, which renders nothing, and so is
+gymnasium's NormalizeReward: it scales the reward that training learns from, and evaluation reports the
+environment's own returns (as Stable-Baselines3's evaluate_policy reports Monitor's), in units that do not drift
+as its statistics do. NormalizeObservation's running statistics are the training env's, frozen, at every
+evaluation, as Stable-Baselines3's EvalCallback syncs VecNormalize's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .failures import warn
 # Wrappers that change no observation, action or reward: an evaluation copy does without them.
 WATCHING = {"Monitor", "RecordEpisodeStatistics", "HumanRendering", "RenderCollection", "RecordVideo"}
 OURS = f"{QuietReset.__module__}:{QuietReset.__name__}"  # make_env adds it to every Bullet env
+SCALES_REWARD = f"{gym.wrappers.NormalizeReward.__module__}:NormalizeReward"  # evaluation leaves it out
 
 
 def _watches(entry_point) -> bool:
@@ -41,7 +44,8 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
         return make_env(env)
     spec, unrecorded = env.spec, []
     if spec is not None:
-        kept = tuple(w for w in spec.additional_wrappers if not _watches(w.entry_point))
+        kept = tuple(w for w in spec.additional_wrappers
+                     if not _watches(w.entry_point) and w.entry_point != SCALES_REWARD)  # fmt: skip
         unrecorded = [w.name for w in kept if w.kwargs is None]
         if not unrecorded:
             kwargs = {key: value for key, value in spec.kwargs.items() if key != "render_mode"}
@@ -59,7 +63,7 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
             f"Evaluation needs a copy of this Bullet environment, and gymnasium cannot make it again: {why}. {fix}"
         )
     try:
-        return copy.deepcopy(env)
+        return _without_reward_scaling(copy.deepcopy(env))
     except Exception as error:  # a file, a lock, a window: whatever copy.deepcopy cannot copy
         raise ValueError(
             f"Evaluation needs a copy of this environment: gymnasium cannot make it again ({why}), and copy.deepcopy"
@@ -67,9 +71,28 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
         ) from error
 
 
+def _without_reward_scaling(env: gym.Env) -> gym.Env:
+    """`env` (a deep copy) with its NormalizeReward wrappers taken out of the chain."""
+    top, outer, current = env, None, env
+    while isinstance(current, gym.Wrapper):
+        if isinstance(current, gym.wrappers.NormalizeReward):
+            if outer is None:
+                top = current.env
+            else:
+                outer.env = current.env
+        else:
+            outer = current
+        current = current.env
+    return top
+
+
 def share_statistics(trained: gym.Env, evaluated: gym.Env) -> None:
-    """Give `evaluated` (an evaluation copy) the running normalisation statistics of `trained`, frozen."""
-    for (source, name), (target, _) in zip(normalizers(trained), normalizers(evaluated)):
+    """Give `evaluated` (an evaluation copy) the running observation statistics of `trained`, frozen."""
+    observing = [
+        [(w, name) for w, name in normalizers(env) if isinstance(w, gym.wrappers.NormalizeObservation)]
+        for env in (trained, evaluated)
+    ]
+    for (source, name), (target, _) in zip(*observing):
         setattr(target, name, copy.deepcopy(getattr(source, name)))
         target.update_running_mean = False
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import importlib
 import os
 import re
@@ -27,6 +28,7 @@ from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
 from .counts import flag_value
+from .failures import warn
 
 BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pybullet_envs_gymnasium)"
 
@@ -194,6 +196,38 @@ def check_action_space(space: gym.Space) -> spaces.Box:
     return space
 
 
+# Half-ranges of the action bounds at which TD3 was measured to learn as in [-1, 1] (benchmarks/action_scale.py:
+# Pendulum-v1 rescaled to [-s, s] learned alike for s = 0.1, 1 and 10, poorly at 0.01 and not at all at 100)
+LEARNS_AT_HALF_RANGES = (0.1, 10.0)
+
+
+def training_action_space(space: gym.Space) -> spaces.Box:
+    """check_action_space, then a warning where a dimension's half-range (high - low) / 2 lies outside
+    LEARNS_AT_HALF_RANGES: the critics read actions in the environment's units (as the paper's TD3 does), beside
+    observations of order 1, and learn poorly from actions of another scale. gymnasium's RescaleAction fixes it."""
+    space = check_action_space(space)
+    half_range = (space.high.astype(np.float64) - space.low) / 2
+    least, most = LEARNS_AT_HALF_RANGES
+    if np.any(half_range < least) or np.any(half_range > most):
+        shown = ", ".join(f"{h:.3g}" for h in np.unique(half_range))
+        warn(
+            f"The action space {space} has half-ranges (high - low) / 2 of [{shown}]: TD3's critics read actions in"
+            " the environment's units, and on Pendulum-v1 with its torque rescaled to [-s, s] TD3 learned as in"
+            f" [-1, 1] for s from {least:g} to {most:g}, poorly at 0.01 and not at all at 100"
+            " (benchmarks/action_scale.py). Wrap the environment: gymnasium.wrappers.RescaleAction(env, -1.0, 1.0)."
+        )
+    return space
+
+
+def env_action(space: spaces.Box, action: np.ndarray) -> np.ndarray:
+    """An action (or a batch, shaped (B, *space.shape)) as the environment takes it: in the space's dtype, within
+    its bounds. The actor's float32 c + h tanh(.) can land a float32 step past a bound where tanh saturates, and a
+    float32 action can lie past a float64 bound (float32(0.1) > 0.1); an env that asserts
+    action_space.contains(action) would fail on either. Applied where an action leaves TD3: predict, and the
+    training step's env.step (the replay memory keeps the actor's float32 action)."""
+    return np.clip(action.astype(space.dtype, copy=False), space.low, space.high)
+
+
 def check_bounds(low, high) -> None:
     """Action bounds TD3 can act in: a finite low and high for each dimension, low < high in every one, and
     high - low and high + low finite in float32 (the actor's center and half-range: an overflow there makes every
@@ -288,8 +322,12 @@ def flatten_observation(space: gym.Space, obs) -> np.ndarray:
 
 
 def is_image_space(space: gym.Space) -> bool:
-    """A Box of uint8 pixels with three axes, (H, W, C) or (C, H, W), as Stable-Baselines reads images."""
-    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+    """A Box of uint8 pixels 0..255 with three axes, (H, W, C) or (C, H, W), as Stable-Baselines3 reads images. Another
+    uint8 Box (a grid of a few values, Box(0, 3, (5, 5, 2), np.uint8)) is numbers: flattened, never divided by 255."""
+    return (
+        isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+        and bool(np.all(space.low == 0) and np.all(space.high == 255))
+    )  # fmt: skip
 
 
 def stored_observation_shape(space: gym.Space) -> tuple[int, ...]:
@@ -308,14 +346,15 @@ def stored_observation(space: gym.Space, obs) -> np.ndarray:
 
 def lossy_values(space: spaces.Box, values: np.ndarray) -> str | None:
     """What `values` are ('float32 values in [0, 0.9999]'), where casting them to the integer dtype of `space`
-    would change them: floats, or numbers outside the dtype's range; else None (a float Box takes any reals).
+    would change them: fractions, NaN or inf, or numbers outside the dtype's range; else None (a float Box takes any
+    reals, and frames of whole numbers, 200.0 say, lose nothing).
 
     An image is stored in its space's dtype, and gymnasium casts a Box part of a Dict to its dtype: the cast is
     silent, and would turn frames of floats in [0, 1) into frames of zeros.
     """
     if space.dtype.kind not in "iu" or values.size == 0 or np.can_cast(values.dtype, space.dtype):
         return None  # (uint8 frames for a uint8 space: no scan of the frame)
-    if values.dtype.kind in "iub":
+    if values.dtype.kind in "iub" or (values.dtype.kind == "f" and np.all(np.mod(values, 1) == 0)):
         limits = np.iinfo(space.dtype)
         if limits.min <= values.min() and values.max() <= limits.max:
             return None
@@ -542,6 +581,16 @@ def is_from_trusted_code(env: gym.Env) -> bool:
         env = env.env
 
 
+# gymnasium's checker's rules that TD3 does not need: determinism for a seed, and no truncation after one step
+ONE_STEP = "Environment truncates after 1 step"
+NOT_TD3S_RULES = (
+    "Using `env.reset(seed=123)`",
+    "Deterministic step",
+    "The `.np_random` is not properly been updated after step",
+    ONE_STEP,
+)
+
+
 def check_environment(env: gym.Env) -> None:
     """Check an environment before TD3 trains in it: when the agent is made (or given another by set_env), never
     during training.
@@ -553,27 +602,46 @@ def check_environment(env: gym.Env) -> None:
     names the rule broken. The checker's warnings (advice such as normalized action spaces) are not shown,
     and it sees the environment as TD3 reads it (_AsTD3ReadsIt). The checks reset and step the environment a
     few times; TD3 resets it with its own seeds before training.
+
+    Two of the checker's rules are not TD3's: an environment that is random beyond its seed trains, with a
+    warning that one seed will not give one run (the checker's other rules are then checked as for an env
+    registered nondeterministic=True), and one that truncates after its first step (max_episode_steps=1, a
+    bandit) trains as it is. A NaN in an observation, which the checker also calls non-deterministic, is refused.
     """
     from gymnasium.utils.env_checker import check_env
 
     check_action_space(env.action_space)
     stored_observation_shape(env.observation_space)
     name = " > ".join(type(e).__name__ for e in (*wrappers_of(env), env.unwrapped))  # the outermost first
+    random = None  # the checker's determinism rule that env breaks, if it breaks one
     with warnings.catch_warnings(), statistics_frozen(env):
         warnings.simplefilter("ignore")  # the checker's advice; what TD3 needs is checked below
-        try:
-            check_env(_AsTD3ReadsIt(env), skip_render_check=True, skip_close_check=True)
-        except (AssertionError, gym.error.Error, TypeError, AttributeError) as error:
-            rule = " ".join(str(error).split()).rstrip(".") or type(error).__name__
-            raise SpaceError(
-                f"{name} breaks a rule of gymnasium's environment checker (gymnasium.utils.env_checker.check_env):"
-                f" {rule}{_observation_problem(env)} Fix the environment (or wrap it) so that it follows the rule."
-            ) from error
+        while True:
+            try:
+                check_env(_AsTD3ReadsIt(env, random is not None), skip_render_check=True, skip_close_check=True)
+                break
+            except (AssertionError, gym.error.Error, TypeError, AttributeError) as error:
+                rule = " ".join(str(error).split()).rstrip(".") or type(error).__name__
+                problem = _observation_problem(env)
+                if random is not None or problem != "." or not rule.startswith(NOT_TD3S_RULES):
+                    raise SpaceError(
+                        f"{name} breaks a rule of gymnasium's environment checker"
+                        f" (gymnasium.utils.env_checker.check_env): {rule}{problem} Fix the environment (or wrap"
+                        " it) so that it follows the rule."
+                    ) from error
+                random = rule
         obs, _ = env.reset(seed=0)
         check_observation(env, obs, "reset()")
         obs, reward, *_ = env.step(env.action_space.sample())
     check_observation(env, obs, "step()")
     check_reward(env, reward, "step()")
+    if random is not None and not random.startswith(ONE_STEP):
+        warn(
+            f"{name} is random beyond the seed its reset is given (gymnasium's environment checker: {random})."
+            " TD3 trains in it, but one seed will not give one run. Draw its randomness from self.np_random"
+            " (which reset(seed=...) seeds), or register it with nondeterministic=True to say that it is random"
+            " by design."
+        )
 
 
 def step_values(env: gym.Env, result, step: int | None = None) -> tuple:
@@ -624,7 +692,23 @@ class _AsTD3ReadsIt(gym.Wrapper):
     reward as 0 (NaN != NaN fails the checker's determinism check; TD3 stops with a TrainingError naming the
     step when such a reward reaches the losses), and a Box observation of the space's shape in the space's
     dtype (TD3 stores observations as float32 whatever their dtype: float64 for a float32 space is fine), unless
-    that cast would change them (floats, or numbers out of range, for an integer space: a SpaceError)."""
+    that cast would change them (floats, or numbers out of range, for an integer space: a SpaceError). With
+    `random`, its spec says nondeterministic=True, so that the checker leaves out its determinism rules."""
+
+    def __init__(self, env: gym.Env, random: bool = False):
+        super().__init__(env)
+        self.random = random
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        spec = self.env.spec
+        if not self.random:
+            return spec
+        return (
+            EnvSpec("td3_steps/Checked-v0", nondeterministic=True)
+            if spec is None
+            else dataclasses.replace(spec, nondeterministic=True)
+        )
 
     def reset(self, **kwargs):
         result = self.env.reset(**kwargs)
@@ -709,15 +793,35 @@ def _observation_problem(env: gym.Env) -> str:
     return "."
 
 
-def check_same_spaces(env: gym.Env, observation_space: gym.Space, action_space: gym.Space) -> None:
-    """An environment that replaces another must have its spaces: the networks are built for them."""
-    for what, new, old in (("observation", env.observation_space, observation_space),
-                           ("action", env.action_space, action_space)):  # fmt: skip
-        if new != old:
-            raise SpaceError(
-                f"the new environment's {what} space {new} differs from the model's {old}; the networks are"
-                " built for the model's: give an environment with the same spaces."
-            )
+def spaces_fitting(env: gym.Env, observation_space: gym.Space, action_space: spaces.Box) -> tuple:
+    """`env`'s observation and action spaces, once checked to fit the networks built for the other two (an env that
+    replaces another): observations stored alike (a Box of the same stored shape, an image where the other was one;
+    another kind of space equal to the other), actions of the same bounds. Other differences do not reach the
+    networks, and TD3.load takes them too: a Box's observation bounds (NormalizeObservation's are infinite), a float64
+    twin of a float32 space."""
+    new = env.observation_space
+    both_boxes = isinstance(new, spaces.Box) and isinstance(observation_space, spaces.Box)
+    if not (
+        (stored_observation_shape(new), is_image_space(new)) == (stored_observation_shape(observation_space),
+                                                                  is_image_space(observation_space))
+        if both_boxes else new == observation_space
+    ):  # fmt: skip
+        raise SpaceError(
+            f"the new environment's observation space {new} differs from the model's {observation_space}; the"
+            " networks are built for the model's: give an environment with the same spaces."
+        )
+    new_actions = check_action_space(env.action_space)
+    mismatch = (
+        f"shape {new_actions.shape}, the model's {action_space.shape}"
+        if new_actions.shape != action_space.shape
+        else bounds_mismatch(action_space.low, action_space.high, new_actions)
+    )
+    if mismatch:
+        raise SpaceError(
+            f"the new environment's action space {new_actions} differs from the model's {action_space}"
+            f" ({mismatch}); the networks are built for the model's: give an environment with the same spaces."
+        )
+    return new, new_actions
 
 
 def env_id_of(env: str | gym.Env) -> str | None:

@@ -101,8 +101,8 @@ def make_features_extractor(name: str, observation_space: gym.Space) -> FlattenE
     if name == "nature_cnn":
         if not images:
             raise SpaceError(
-                "TD3Config.features_extractor = 'nature_cnn' needs image observations (a uint8 Box shaped"
-                f" (H, W, C) or (C, H, W)), but this environment's observations are {observation_space}:"
+                "TD3Config.features_extractor = 'nature_cnn' needs image observations (a uint8 Box of pixels 0..255"
+                f" shaped (H, W, C) or (C, H, W)), but this environment's observations are {observation_space}:"
                 " use 'flatten' (or 'auto')."
             )
         return NatureCNN(observation_space.shape)

@@ -24,6 +24,7 @@ from .envs import (
     as_env,
     bounds_mismatch,
     check_action_space,
+    env_action,
     env_id_of,
     make_env,
     observation_batch,
@@ -145,7 +146,9 @@ class Policy:
             action = self.explore(action, self.exploration_noise)
         action = action.cpu().numpy()
         shape = self.action_space.shape
-        return (action.reshape(len(action), *shape) if batched else action.reshape(shape)), None
+        return env_action(
+            self.action_space, action.reshape(len(action), *shape) if batched else action.reshape(shape)
+        ), None
 
     def act(self, obs: torch.Tensor) -> torch.Tensor:
         """pi(s) for a batch of observations on the device, without gradients: the actor in eval mode where it has

@@ -9,6 +9,8 @@ training or in the periodic evaluation that selects the best actor.
 
 from __future__ import annotations
 
+import secrets
+
 import numpy as np
 
 from .counts import is_count
@@ -29,6 +31,13 @@ def check_seed(seed) -> int:
     if not (is_count(seed) and seed <= MAX_SEED):
         raise ValueError(f"seed must be an integer from 0 to 2**63 - 1, got {seed!r}.")
     return int(seed)
+
+
+def run_seed(seed) -> int:
+    """A run's seed: `seed` checked (check_seed), or for None one drawn from the operating system's entropy, where
+    Stable-Baselines3's seed=None leaves a run unseeded: the run is new each time, and model.seed says how to make
+    it again."""
+    return secrets.randbits(63) if seed is None else check_seed(seed)
 
 
 def derived_seed(seed: int, stream: int, index: int = 0) -> int:

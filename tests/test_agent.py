@@ -249,6 +249,28 @@ def test_set_env_checks_the_spaces_and_restarts_the_episode(small_config, toy_en
         model.set_env(toy_env(action_space=spaces.Box(-2.0, 2.0, (1,), np.float32)))
 
 
+def test_set_env_takes_what_load_takes(small_config, toy_env):
+    """set_env asked for equal spaces, so it refused NormalizeObservation (infinite observation bounds) and a float64
+    twin of the env, which TD3.load takes: what it checks now is what reaches the networks, and the agent acts in
+    the new env's spaces from then on."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    normalised = gym.wrappers.NormalizeObservation(gym.make("Pendulum-v1"))
+    model.set_env(normalised)
+    assert model.observation_space == normalised.observation_space
+    twin = toy_env(
+        observation_space=spaces.Box(-1.0, 1.0, (3,), np.float64),
+        action_space=spaces.Box(-2.0, 2.0, (1,), np.float64),
+    )
+    model.set_env(twin)
+    assert model.learn(120).predict(np.zeros(3))[0].dtype == np.float64
+    with pytest.raises(SpaceError, match=r"action space .* \(the actor acts in low \[-2.0\], high \[2.0\], but"):
+        model.set_env(toy_env(observation_space=twin.observation_space, action_space=spaces.Box(-1.0, 3.0, (1,))))
+    with pytest.raises(SpaceError, match=r"action space .* \(shape \(2,\), the model's \(1,\)\)"):
+        model.set_env(toy_env(observation_space=twin.observation_space, action_space=spaces.Box(-2.0, 2.0, (2,))))
+    with pytest.raises(SpaceError, match="observation space"):
+        model.set_env(toy_env(observation_space=spaces.Box(0, 255, (3, 1, 1), np.uint8)))  # an image of 3 values
+
+
 # ---------------------------------------------------------------- determinism
 def test_one_seed_gives_the_same_run(small_config, params, same):
     a = TD3("Pendulum-v1", small_config, seed=3, device="cpu").learn(300)

@@ -15,6 +15,7 @@ from td3_steps import TD3Config
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 NAMES = (
+    "action_scale",
     "common",
     "mixed_precision_learning",
     "overestimation",
@@ -174,6 +175,37 @@ def test_policy_delay_refuses_bad_arguments_before_training(bench, parser_error,
 
 
 TAU = "TD3Config.tau = {} is invalid: it must be a finite number (int or float) in (0, 1]"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--scales", "0"], "argument --scales: takes a number > 0 (the half-range s of [-s, s]), not '0'"),
+        (["--scales", "1", "inf"], "argument --scales: takes a number > 0 (the half-range s of [-s, s]), not 'inf'"),
+        (["--scales", "x"], "argument --scales: takes a number > 0 (the half-range s of [-s, s]), not 'x'"),
+        (["--steps", "500"], "argument --steps: takes an integer >= 1000, not '500'"),
+        (["--jobs", "0"], "argument --jobs: takes an integer >= 1, not '0'"),
+    ],
+)
+def test_action_scale_refuses_bad_arguments_before_training(bench, parser_error, monkeypatch, argv, words):
+    pool(monkeypatch, bench["action_scale"], NoPool)
+    line = parser_error(bench["action_scale"].main, argv)
+    assert words in line, line
+
+
+def test_action_scale_trains_in_the_rescaled_env_and_prints_its_table(bench, monkeypatch, capsys):
+    trained = []
+
+    def evaluations(config, seed, steps, episodes=10, env="Pendulum-v1"):
+        trained.append((float(env.action_space.high[0]), seed, steps))
+        return [(1000, -150.0 if env.action_space.high[0] < 50 else -700.0)]
+
+    pool(monkeypatch, bench["action_scale"], InProcess)
+    monkeypatch.setattr(bench["action_scale"], "evaluations", evaluations)
+    bench["action_scale"].main(["--scales", "0.5", "100", "--seeds", "3", "--steps", "1000"])
+    assert trained == [(0.5, 3, 1000), (100.0, 3, 1000)]
+    out = capsys.readouterr().out
+    assert "| 0.5 | 1,000 | -150 (-150) |" in out and "| 100 | never | -700 (-700) |" in out
 
 
 @pytest.mark.parametrize(

@@ -146,6 +146,21 @@ def test_a_plain_callable_schedule_saves_and_asks_for_the_config_on_load(tmp_pat
 
 
 # ---------------------------------------------------------------- writing and reading
+def test_a_stable_baselines3_zip_name_is_told_where_the_checkpoint_is(tmp_path, small_config):
+    """Stable-Baselines3's save("x") writes x.zip, and its users load "x.zip": TD3.save("x") writes the directory x,
+    and loading x.zip said "No checkpoint at x.zip" alone. An empty directory is told what a checkpoint holds."""
+    TD3("Pendulum-v1", small_config, device="cpu").save(tmp_path / "td3_pendulum")
+    with pytest.raises(CheckpointError, match=r"td3_pendulum.zip: .* \(TD3.save adds no .zip: .*td3_pendulum\?\)\.$"):
+        TD3.load(tmp_path / "td3_pendulum.zip")
+    with pytest.raises(
+        CheckpointError, match=r"No checkpoint at .*other.zip: give the directory that TD3.save wrote\.$"
+    ):
+        TD3.load(tmp_path / "other.zip")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match=r"it has no meta.json\): give the directory that TD3.save wrote"):
+        TD3.load(tmp_path / "empty")
+
+
 def test_save_replaces_atomically(tmp_path, small_config):
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     model.save(tmp_path / "ckpt")

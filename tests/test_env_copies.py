@@ -1,6 +1,7 @@
 """td3_steps.env_copies: evaluation in a copy of the environment trained in; what a file that names it by id
 leaves out."""
 
+import copy
 import threading
 import warnings
 
@@ -114,6 +115,25 @@ def test_normalisation_statistics_are_the_training_envs_frozen(small_config):
     assert np.array_equal(evaluated.obs_rms.mean, env.obs_rms.mean) and evaluated.obs_rms.count == env.obs_rms.count
     assert not evaluated.update_running_mean and env.update_running_mean
     assert model.evaluate(2) == first
+
+
+@pytest.mark.parametrize("made", ["by gymnasium.make", "without a spec"])
+def test_evaluation_reports_the_envs_own_returns_under_normalize_reward(small_config, toy_env, made):
+    """NormalizeReward's statistics, frozen into the copy, made evaluate() report normalised returns whose units
+    drifted with training: one actor scored -9.5, then -5.9, where its return was -1407, and the best actor was
+    chosen across units. The copy leaves NormalizeReward out (made again from the spec, or copied deep)."""
+    plain = gym.make("Pendulum-v1") if made == "by gymnasium.make" else toy_env()
+    normalised = gym.wrappers.NormalizeReward(copy.deepcopy(plain))
+    model = TD3(normalised, small_config.replace(learning_starts=100), seed=0, device="cpu").learn(150)
+    first = model.evaluate(2)
+    reference = TD3(plain, small_config, seed=0, device="cpu")
+    reference.actor.load_state_dict(model.actor.state_dict())
+    assert first == reference.evaluate(2)
+    snapshot = copy.deepcopy(model.actor.state_dict())
+    model.learn(150)  # the training env's reward statistics move on
+    model.actor.load_state_dict(snapshot)
+    assert model.evaluate(2) == first
+    assert normalised.return_rms.count > 300  # training still normalises
 
 
 def test_saving_an_agent_whose_env_normalises_says_its_statistics_are_not_kept(small_config, tmp_path):

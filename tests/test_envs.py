@@ -225,6 +225,54 @@ def test_a_kept_observation_is_a_copy_of_the_array_the_env_returned(space):
     assert not np.shares_memory(stored_observation(space, returned), returned)
 
 
+class NoisyObservation(gym.ObservationWrapper):
+    """Pendulum-v1's observation with noise from numpy's global generator, kept inside the space."""
+
+    def observation(self, observation):
+        noisy = observation + np.random.normal(0.0, 0.01, observation.shape)
+        return np.clip(noisy, self.observation_space.low, self.observation_space.high).astype(np.float32)
+
+
+@pytest.mark.parametrize("which", ["a wrapper", "an env"])
+def test_an_env_random_beyond_its_seed_trains_with_a_warning(small_config, toy_env, which):
+    """gymnasium's checker refused an env whose reset or step draws from numpy's global generator (a noise wrapper,
+    a simulator of one's own), which TD3 can train in: it trains, and is told that one seed will not give one run."""
+    if which == "a wrapper":
+        env, name = NoisyObservation(gym.make("Pendulum-v1")), "NoisyObservation > TimeLimit > .* > PendulumEnv"
+    else:
+        env, name = (
+            misbehaving(toy_env, "step", lambda: np.random.uniform(-1.0, 1.0, 3).astype(np.float32)),
+            "Misbehaving",
+        )
+    with pytest.warns(UserWarning, match=rf"^{name} is random beyond the seed .* one seed will not give one run"):
+        model = TD3(env, small_config, device="cpu")
+    assert model.learn(150).num_timesteps == 150
+
+
+def test_an_env_random_beyond_its_seed_is_still_held_to_the_other_rules(small_config, toy_env):
+    """The checker's other rules still hold for it (checked as for an env registered nondeterministic=True): here,
+    a fresh array on every call (a rule from gymnasium 1.4 on)."""
+    if not hasattr(env_checker, "check_returned_data_not_reused"):
+        pytest.skip("gymnasium before 1.4 has no rule against an array returned again")
+    shared = np.zeros(3, np.float32)
+
+    def refilled():
+        shared[:] = np.random.uniform(-1.0, 1.0, 3)
+        return shared
+
+    with pytest.raises(SpaceError, match=r"^Misbehaving breaks a rule .* share an object"):
+        TD3(misbehaving(toy_env, "step", refilled), small_config, device="cpu")
+
+
+def test_an_env_of_one_step_episodes_trains(small_config, toy_env):
+    """max_episode_steps=1 (a contextual bandit) broke the checker's rule that an env does not truncate after one
+    step: TD3 trains in it, with no warning (the env is as deterministic as any)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = TD3(gym.wrappers.TimeLimit(toy_env(), 1), small_config, device="cpu")
+    assert model.learn(150).num_timesteps == 150 and model.critic_updates == 50
+
+
 @pytest.mark.parametrize("returns, rule", [
     ("reset", r"is not within the observation space: reset\(\) returned"),
     ("step", r"Deterministic step observations are not equivalent .*: step\(\) returned"),
@@ -353,9 +401,11 @@ def test_frames_a_cast_to_the_image_spaces_uint8_would_change_are_refused(image_
         TD3(env, image_config, device="cpu")
 
 
-def test_frames_of_whole_numbers_in_range_are_accepted_in_any_integer_dtype(image_config, toy_env):
-    """int64 frames in 0..255 lose nothing in the cast to uint8: such an env trains as before."""
-    env = misbehaving(toy_env, "step", lambda: np.full((36, 36, 3), 200))
+@pytest.mark.parametrize("dtype", [np.int64, np.float32])
+def test_frames_of_whole_numbers_in_range_are_accepted_in_any_integer_dtype(image_config, toy_env, dtype):
+    """int64 frames in 0..255 lose nothing in the cast to uint8: such an env trains as before. Float frames of whole
+    numbers (200.0) were refused as if the cast changed them."""
+    env = misbehaving(toy_env, "step", lambda: np.full((36, 36, 3), 200, dtype))
     env.observation_space = spaces.Box(0, 255, (36, 36, 3), np.uint8)
     model = TD3(env, image_config, device="cpu").learn(image_config.learning_starts + 2)
     assert model.memory.obs.dtype == torch.uint8 and int(model.memory.obs[1].max()) == 200
@@ -367,6 +417,7 @@ def test_predict_refuses_what_a_cast_to_the_image_spaces_uint8_would_change(imag
     frame = np.full((36, 36, 3), 7, np.uint8)
     action, _ = model.predict(frame)
     assert np.array_equal(model.predict(frame.astype(np.int64))[0], action)  # whole numbers in range: the same
+    assert np.array_equal(model.predict(frame.astype(np.float32))[0], action)  # whole floats too: 7.0 is 7
     for bad, got in [
         (np.full((36, 36, 3), 0.5, np.float32), r"float32 values in \[0\.5, 0\.5\]"),
         (np.full((2, 36, 36, 3), 300), r"int64 values in \[300, 300\]"),
@@ -384,7 +435,8 @@ def test_action_bounds_whose_range_overflows_float32_are_refused(small_config, t
     env = toy_env(action_space=spaces.Box(-bound, bound, (2,), dtype))
     with pytest.raises(SpaceError, match=r"bounds are too wide: .*float32, where high - low .* must be finite"):
         TD3(env, small_config, device="cpu")
-    TD3(toy_env(action_space=spaces.Box(-1e6, 1e6, (2,), np.float32)), small_config, device="cpu")  # wide is fine
+    with pytest.warns(UserWarning, match="RescaleAction"):  # wide is allowed, with the advice to rescale
+        TD3(toy_env(action_space=spaces.Box(-1e6, 1e6, (2,), np.float32)), small_config, device="cpu")
 
 
 def test_an_old_gym_reset_is_told_to_return_obs_and_info(small_config, toy_env):
@@ -477,3 +529,22 @@ def test_gymnasiums_wrappers_of_a_users_function_are_checked_like_the_users_own_
     with pytest.raises(SpaceError, match=r"returned the reward '1.5' \(str\)"):
         TD3(gym.wrappers.TransformReward(gym.make("Pendulum-v1"), lambda r: "1.5"), small_config)
     TD3(gym.wrappers.TransformReward(gym.make("Pendulum-v1"), lambda r: 0.1 * r), small_config).learn(3)
+
+
+@pytest.mark.parametrize("bound", [0.01, 100.0])
+def test_action_bounds_far_from_one_are_told_to_be_rescaled(small_config, bound):
+    """The critics read actions in the env's units: Pendulum-v1 rescaled to [-100, 100] did not learn at all
+    (benchmarks/action_scale.py), without a word. The warning names the fix."""
+    bounds = np.full(1, bound, np.float32)
+    env = gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -bounds, bounds)
+    with pytest.warns(
+        UserWarning, match=rf"half-ranges \(high - low\) / 2 of \[{bound:g}\].*RescaleAction\(env, -1.0, 1.0\)"
+    ):
+        TD3(env, small_config, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TD3(
+            gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -bounds / bound, bounds / bound),
+            small_config,
+            device="cpu",
+        )

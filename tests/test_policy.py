@@ -284,3 +284,45 @@ def test_predict_an_empty_batch_and_a_tensor_that_requires_grad(small_config):
     assert np.array_equal(model.predict(torch.zeros(3, requires_grad=True))[0], action)
     batch, _ = model.predict(np.zeros((2, 3)))  # a batch of 2 may take other kernels than one of 1: other last bits
     assert np.array_equal(model.predict(torch.zeros(2, 3, requires_grad=True))[0], batch)
+
+
+class ContainsOrFails(gym.Env):
+    """An env that asserts action_space.contains(action) in step, as some do; `dtype` and bounds of one's choice."""
+
+    observation_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+    def __init__(self, low, high, dtype=np.float32):
+        self.action_space = spaces.Box(np.array(low, dtype), np.array(high, dtype), dtype=dtype)
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.np_random.uniform(-1, 1, 2).astype(np.float32), {}
+
+    def step(self, action):
+        assert self.action_space.contains(action), f"{action!r} is not in {self.action_space}"
+        self.t += 1
+        return self.np_random.uniform(-1, 1, 2).astype(np.float32), 0.0, False, self.t >= 5, {}
+
+
+def test_an_action_that_leaves_td3_lies_in_the_action_space(small_config):
+    """A saturated tanh put c + h tanh(.) a float32 step below low (0.6559081 for 0.6559083), and float32(0.1) lies
+    above a float64 bound of 0.1: an env that asserts action_space.contains(action) failed. predict, evaluation and
+    the training step give the env actions of its dtype, within its bounds."""
+    env = ContainsOrFails([0.6559083], [4.768564])
+    model = TD3(env, small_config, seed=0, device="cpu")
+    with torch.no_grad():
+        model.actor.net.out.bias.fill_(-100.0)  # tanh saturates at -1
+        assert float(model.actor(torch.zeros(1, 2))[0, 0]) < 0.6559083  # the float32 arithmetic, as it was returned
+    action, _ = model.predict(np.zeros(2, np.float32))
+    assert env.action_space.contains(action) and action[0] == np.float32(0.6559083)
+    assert all(env.action_space.contains(a) for a in model.predict(np.zeros((3, 2), np.float32))[0])
+    model.evaluate(1)
+
+    env = ContainsOrFails([-0.1, -0.1], [0.1, 0.1], np.float64)
+    model = TD3(env, small_config.replace(exploration_noise=5.0), seed=0, device="cpu")  # noise clipped at the bounds
+    model.learn(300)  # 100 random actions, then explored ones, clipped onto the bounds, in training's env.step
+    for deterministic in (True, False):
+        action, _ = model.predict(np.zeros(2, np.float32), deterministic=deterministic)
+        assert action.dtype == np.float64 and env.action_space.contains(action)

@@ -34,3 +34,12 @@ def test_every_purpose_draws_from_a_stream_of_its_own(toy_env, toy_config):
     assert not set(used["test"]) & (set(used["training"]) | set(used["validation"]))
     streams = (ACTING, UPDATES, TRAIN_EPISODES, EVAL_EPISODES, PRETRAINING, TEST_EPISODES)
     assert len({derived_seed(0, stream) for stream in streams}) == len(streams)
+
+
+def test_seed_none_draws_a_seed_that_makes_the_run_again(small_config, params, same):
+    """Stable-Baselines3's seed=None (an unseeded run) was refused; it draws a run seed, which model.seed records."""
+    a = TD3("Pendulum-v1", small_config, seed=None, device="cpu")
+    b = TD3("Pendulum-v1", small_config, seed=None, device="cpu")
+    assert a.seed != b.seed and 0 <= a.seed < 2**63
+    again = TD3("Pendulum-v1", small_config, seed=a.seed, device="cpu")
+    assert same(params(a.learn(150).actor), params(again.learn(150).actor))

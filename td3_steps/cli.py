@@ -44,6 +44,7 @@ from .agent import TD3
 from .callbacks import NoUpdateWarning
 from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint, foreign_files
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
+from .devices import resolve_device
 from .envs import time_limit
 from .failures import listing
 from .files import as_path, through_link, write_text_atomically
@@ -183,6 +184,19 @@ def _env_id(text: str) -> str:
     return text
 
 
+def _device(text: str) -> str:
+    """An argparse type: a device TD3 can compute on here (resolve_device), said in the command line's words: its
+    own message says device='cpu', as Python is written."""
+    try:
+        resolve_device(text)
+    except ValueError:
+        missing = (
+            " (no CUDA GPU is available here)" if text.startswith("cuda") and not torch.cuda.is_available() else ""
+        )
+        raise argparse.ArgumentTypeError(f"takes auto, cpu or cuda (cuda:N), not {text!r}{missing}") from None
+    return text
+
+
 def _integers(minimum: int, maximum: int | None) -> str:
     return f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
 
@@ -208,8 +222,14 @@ def _add_debug_flag(parser: argparse.ArgumentParser, default) -> None:
                         help="on an error, show its traceback instead of one line")  # fmt: skip
 
 
+def _command() -> str:
+    """The command line as its user called it, for its usage and the commands its messages give: td3-steps (the
+    script pip installs) or python -m td3_steps."""
+    return "td3-steps" if Path(sys.argv[0]).stem == "td3-steps" else "python -m td3_steps"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m td3_steps", description="Train, evaluate and render TD3 agents.")
+    parser = _Parser(prog=_command(), description="Train, evaluate and render TD3 agents.")
     parser.add_argument("--version", action="version", version=f"td3_steps {__version__}")
     _add_debug_flag(parser, False)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -248,7 +268,7 @@ def _parser() -> argparse.ArgumentParser:
         f" hyperparameters (giving one is an error); {', '.join(map(_flag, RESUME_CHANGES.values()))} change it"
         " from the checkpoint on, and its run.json records the change (--device is this sitting's)",
     )  # fmt: skip
-    train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    train.add_argument("--device", type=_device, default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
         "--threads", type=at_least(1, MAX_THREADS),
         help=f"CPU threads for torch, 1 to {MAX_THREADS} (default: one per core; --resume keeps the run's own)",
@@ -274,7 +294,7 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     evaluate.add_argument("run_dir", type=_path, help=AGENT_HELP)
     evaluate.add_argument("--episodes", type=at_least(1), default=10, help="episodes to average (default: 10)")
-    evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    evaluate.add_argument("--device", type=_device, default="auto", help="auto, cpu or cuda (default: auto)")
     evaluate.set_defaults(func=evaluate_command, command_parser=evaluate)
 
     render = commands.add_parser(
@@ -296,7 +316,7 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--fps", type=at_least(1, 1000), default=30, help="frames per second (default: 30; a GIF shows at most 50)"
     )
-    render.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    render.add_argument("--device", type=_device, default="auto", help="auto, cpu or cuda (default: auto)")
     render.set_defaults(func=render_command, command_parser=render)
     for command in (train, evaluate, render):
         _add_debug_flag(command, argparse.SUPPRESS)
@@ -392,10 +412,13 @@ def _agent(path: str, device: str) -> TD3 | Policy:
         return Policy.load(path, device=device)
     if not Path(path).exists():
         raise RunError(f"{path} does not exist: give {AGENT_HELP}.")
+    checkpoint_dir = _checkpoint_dir(path)
     try:
-        return TD3.load(_checkpoint_dir(path), device=device, memory=False)
+        return TD3.load(checkpoint_dir, device=device, memory=False)
     except CheckpointError as error:  # a run's actor alone may still be there
         actor = next((f for f in (Path(path) / POLICY, Path(path).parent / POLICY) if f.is_file()), None)
+        if actor is None and not (checkpoint_dir / "meta.json").exists():
+            raise RunError(f"{path} holds no agent (no checkpoint, no {POLICY}): give {AGENT_HELP}.") from error
         if actor is None:
             raise
         raise RunError(f"{error} The run's last actor alone is {actor}: give that to use it.") from error
@@ -427,15 +450,31 @@ def _claim(run_dir: Path) -> IO:
         lock.seek(0)
         holder = lock.read().strip()
         lock.close()
-        raise RunError(
-            f"{run_dir} is in use by another training{f' (process {holder})' if holder else ''}: wait for it to"
-            " end, or train into another --out."
-        ) from None
+        raise _in_use(run_dir, holder) from None
     lock.seek(0)
     lock.truncate()
     lock.write(f"{os.getpid()}\n")
     lock.flush()
     return lock
+
+
+def _in_use(run_dir: Path, holder: str) -> RunError:
+    return RunError(
+        f"{run_dir} is in use by another training{f' (process {holder})' if holder else ''}: wait for it to end, or"
+        " train into another --out."
+    )
+
+
+def _check_not_in_use(run_dir: Path) -> None:
+    """The RunError of _claim where another training holds `run_dir`, found without taking it or writing anything:
+    before advice to resume the run or replace it, which that training would refuse."""
+    if fcntl is None or not (run_dir / LOCK).is_file():
+        return
+    with open(run_dir / LOCK) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)  # released when the file closes
+        except BlockingIOError:
+            raise _in_use(run_dir, lock.read().strip()) from None
 
 
 @contextlib.contextmanager
@@ -500,6 +539,7 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
         raise RunError(f"--out {run_dir}: {existing} is not writable here; choose an --out where you may write.")
     entries = sorted(p for p in run_dir.iterdir() if p.name != LOCK) if existing == run_dir else []
     if entries and not force:
+        _check_not_in_use(run_dir)
         if (run_dir / RUN_FILE).exists():
             raise RunError(
                 f"{run_dir} already holds a run: continue it with --resume {run_dir}, choose another --out, or add"
@@ -624,9 +664,14 @@ def _has_checkpoint(run_dir: Path) -> bool:
 
 def _refuse_what_resume_keeps(args: argparse.Namespace) -> None:
     """A resumed run stays one run: the flags that would make it another are refused, not ignored."""
+    where = [flag for flag, given in (("--out", args.out is not None), ("--force", args.force)) if given]
+    if where:
+        raise RunError(
+            f"{' and '.join(where)}: --resume {args.resume} trains in that run's own directory; drop"
+            f" {' and '.join(where)} (or, for a new run, give --out without --resume)."
+        )
     given = [_flag(name) for name in _config_flags(args)]
-    given += [flag for flag in ("--preset", "--env", "--seed", "--out") if getattr(args, flag[2:]) is not None]
-    given += ["--force"] if args.force else []
+    given += [flag for flag in ("--preset", "--env", "--seed") if getattr(args, flag[2:]) is not None]
     if given:
         raise RunError(
             f"{', '.join(given)}: a resumed run goes on in its directory with the preset, environment, seed and"
@@ -829,7 +874,7 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         f"Final evaluation after {model.num_steps} steps: {final[0]:.1f} ± {final[1]:.1f}"
         f" over {_episodes(run['eval_episodes'])} ({elapsed:.0f} s of training).\n"
         f"Best evaluation: {scores[best][0]:.1f} ± {scores[best][1]:.1f} at step {best} ({BEST_POLICY}).\n"
-        f"Run directory: {run_dir} ({METRICS}, {LEARNING_CURVE}, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
+        f"Run directory: {run_dir} ({RUN_FILE}, {METRICS}, {LEARNING_CURVE}, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
     )
 
 
@@ -907,7 +952,7 @@ def _exit_stopped(number: int, how: str, run_dir: Path) -> None:
     """End the process as stopped by signal `number`, saying `how` and the command that goes on."""
     names = {signal.SIGINT: "Ctrl-C", READER_GONE: "the end of its output's reader (a closed pipe)"}
     name = names.get(number) or signal.Signals(number).name
-    sys.exit(_exit_on_signal(f"Stopped by {name} {how}: python -m td3_steps train --resume {run_dir}", number))
+    sys.exit(_exit_on_signal(f"Stopped by {name} {how}: {_command()} train --resume {run_dir}", number))
 
 
 @contextlib.contextmanager
@@ -920,7 +965,7 @@ def _saving(run_dir: Path) -> Iterator[None]:
         if isinstance(error, (CheckpointError, TrainingError)):
             raise
         then = (
-            f"continue from the last checkpoint: python -m td3_steps train --resume {run_dir}"
+            f"continue from the last checkpoint: {_command()} train --resume {run_dir}"
             if _has_checkpoint(run_dir)
             else f"{START_AGAIN} (no checkpoint was saved to resume from)"
         )

@@ -176,6 +176,9 @@ def test_errors_are_messages_not_tracebacks(tmp_path, capsys):
     assert "already holds a run: continue it with --resume" in fails(["train", "--out", str(run)], capsys)
     assert "not a run directory" in fails(["train", "--resume", str(tmp_path / "nowhere")], capsys)
     assert "nowhere does not exist: give a run directory" in fails(["evaluate", str(tmp_path / "nowhere")], capsys)
+    (tmp_path / "empty").mkdir()  # said "is not a td3_steps checkpoint (it has no meta.json)", and nothing to do
+    line = fails(["evaluate", str(tmp_path / "empty")], capsys)
+    assert "empty holds no agent (no checkpoint, no policy.pt): give a run directory or a checkpoint" in line
     assert "choose a .gif or .mp4" in fails(["render", str(run), "--out", str(tmp_path / "agent.avi")], capsys)
     assert "is a directory" in fails(["render", str(run), "--out", str(tmp_path)], capsys)
     assert "invalid choice: 'nope'" in fails(["train", "--preset", "nope"], capsys)
@@ -399,10 +402,12 @@ def test_resume_refuses_what_would_make_another_run(tmp_path, capsys):
     before = (run / "metrics.csv").read_text()
     line = fails(["train", "--resume", str(run), "--tau", "0.1", "--batch-size", "64"], capsys)
     assert "--batch-size, --tau: a resumed run goes on" in line  # named in the config's order
-    for flags in (["--seed", "3"], ["--env", "MountainCarContinuous-v0"], ["--preset", "pendulum"],
-                  ["--out", str(tmp_path / "other")], ["--force"]):  # fmt: skip
+    for flags in (["--seed", "3"], ["--env", "MountainCarContinuous-v0"], ["--preset", "pendulum"]):
         line = fails(["train", "--resume", str(run), *flags], capsys)
         assert line.startswith(f"error: {flags[0]}: a resumed run goes on in its directory with the preset,")
+    for flags in (["--out", str(tmp_path / "other")], ["--force"]):  # were told to give --out instead of --resume
+        line = fails(["train", "--resume", str(run), *flags], capsys)
+        assert line.startswith(f"error: {flags[0]}: --resume {run} trains in that run's own directory; drop {flags[0]}")
     run_json = (run / "run.json").read_text()
     line = fails(["train", "--resume", str(run), "--steps", "600"], capsys)  # a total below the 650 steps taken
     assert "has already taken 650 steps, more than the 600 asked for (--steps is the run's total" in line, line
@@ -687,13 +692,18 @@ def test_sigterm_to_the_command_saves_a_checkpoint_and_says_how_to_resume(tmp_pa
 
 
 def test_a_run_directory_in_use_by_another_training_is_refused(tmp_path, capsys):
-    """Two trainings into one --out (or two --resume of one run) both went ahead and mixed their metrics."""
+    """Two trainings into one --out (or two --resume of one run) both went ahead and mixed their metrics. A second
+    --out without --force was told to --resume the run or --force it, which the running training refused."""
     run = tmp_path / "run"
     main(["train", "--out", str(run), *HALF])
     metrics = (run / "metrics.csv").read_bytes()
     held = cli._claim(run)  # what the other training holds while it runs
     try:
-        for argv in (["train", "--resume", str(run), "--steps", "700"], ["train", "--out", str(run), "--force", *HALF]):
+        for argv in (
+            ["train", "--resume", str(run), "--steps", "700"],
+            ["train", "--out", str(run), "--force", *HALF],
+            ["train", "--out", str(run), *HALF],
+        ):
             line = fails(argv, capsys)
             assert f"{run} is in use by another training (process {os.getpid()}): wait for it to end" in line, line
         assert (run / "metrics.csv").read_bytes() == metrics
@@ -873,3 +883,27 @@ def test_settings_that_waste_the_run_are_named_before_it_starts(tmp_path, capsys
     err = capsys.readouterr().err
     assert "Warning: td3_steps_test/Untimed-v0 has no time limit: an episode that never terminates" in err
     assert "learning_starts" not in err
+
+
+@pytest.mark.parametrize(
+    "script, called", [("/venv/bin/td3-steps", "td3-steps"), ("td3_steps/__main__.py", "python -m td3_steps")]
+)
+def test_the_command_line_names_itself_as_it_was_called(monkeypatch, capsys, script, called):
+    """The td3-steps script pip installs printed "usage: python -m td3_steps" and told its users to run that."""
+    monkeypatch.setattr(sys, "argv", [script])
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert capsys.readouterr().out.startswith(f"usage: {called} [-h]")
+    assert fails(["train", "--batchsize", "1"], capsys).rstrip().endswith(f"(see: {called} train --help)")
+
+
+def test_a_device_this_machine_lacks_is_named_in_the_command_lines_words(tmp_path, capsys):
+    """--device cuda without a GPU said "use device='cpu' or 'auto'", as Python is written, after the checks of the
+    other arguments; it is argparse's usage error now, before anything is made."""
+    for command in (["train", "--out", str(tmp_path / "run")], ["evaluate", str(tmp_path)], ["render", str(tmp_path)]):
+        line = fails([*command, "--device", "tpu"], capsys)
+        assert "argument --device: takes auto, cpu or cuda (cuda:N), not 'tpu'" in line, line
+    if not torch.cuda.is_available():
+        line = fails(["train", "--out", str(tmp_path / "run"), "--device", "cuda"], capsys)
+        assert "not 'cuda' (no CUDA GPU is available here)" in line, line
+    assert not (tmp_path / "run").exists()

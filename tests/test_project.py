@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the dev extra installs tomli, tomllib's model
@@ -81,6 +83,19 @@ def test_every_script_takes_help_and_writes_nothing_for_it(tmp_path):
                                   cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
             assert done.returncode == 0 and done.stdout.startswith("usage:"), f"{script.name}:\n{done.stderr}"
     assert not any(tmp_path.iterdir())
+
+
+def test_the_repository_tracks_the_designs_top_level_and_nothing_else():
+    """A TensorBoard event file that a test once wrote into the working directory, checkpoint/tb/events..., was
+    committed beside the design's folders, and every clone held it."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    top = {line.split("/")[0] for line in tracked.splitlines()}
+    assert top == {
+        ".ci", ".gitignore", "LICENSE", "README.md", "assets", "benchmarks", "environment.yml", "notebooks",
+        "pyproject.toml", "scripts", "td3_steps", "tests",
+    }  # fmt: skip
 
 
 def test_license_is_an_spdx_string_with_its_file():

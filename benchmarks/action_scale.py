@@ -42,7 +42,7 @@ def positive_scale(text: str) -> float:
 def run(scale: float, seed: int, steps: int) -> tuple[int | None, float]:
     """(first step whose evaluation exceeds THRESHOLD, or None; the final evaluation's mean return)."""
     torch.set_num_threads(1)
-    bound = np.full(1, scale, np.float32)  # float32 bounds, as Pendulum's (floats make a float64 Box, with a warning)
+    bound = np.full(1, scale, np.float32)  # float32, as Pendulum's bounds (Python floats make gymnasium warn)
     env = gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -bound, bound)
     rows = evaluations(CONFIG, seed, steps, env=env)
     solved = next((step for step, value in rows if value > THRESHOLD), None)

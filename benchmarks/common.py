@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gymnasium as gym
+
 from td3_steps import TD3, TD3Config
 from td3_steps.cli import at_least
 from td3_steps.config import ConfigError
@@ -21,7 +23,7 @@ EVAL_FREQ = 1_000  # steps between evaluations: a run of fewer steps has none
 
 
 def evaluations(
-    config: TD3Config, seed: int, steps: int, episodes: int = 10, env="Pendulum-v1"
+    config: TD3Config, seed: int, steps: int, episodes: int = 10, env: str | gym.Env = "Pendulum-v1"
 ) -> list[tuple[int, float]]:
     """Train in `env` (Pendulum-v1, or a gymnasium.Env) for `steps`; the (step, mean return) of every evaluation
     (`episodes` each EVAL_FREQ)."""

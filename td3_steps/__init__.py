@@ -22,7 +22,7 @@ from .checkpoint import CheckpointError
 from .config import PRESETS, ConfigError, TD3Config
 from .critic_update import critic_loss, critic_update, current_q_values
 from .devices import check_torch_reads_numpy
-from .envs import SpaceError, make_env
+from .envs import ActionScaleWarning, SpaceError, make_env
 from .features import FlattenExtractor, NatureCNN
 from .metrics import TrainingError
 from .networks import Actor, Critic, Critics, make_target
@@ -44,6 +44,7 @@ __all__ = [
     "ConfigError",
     "CheckpointError",
     "SpaceError",
+    "ActionScaleWarning",
     "TrainingError",
     "make_env",
     "Policy",

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import torch
 from .config import ConfigError, TD3Config
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
-from .envs import bounds_mismatch, env_action, stored_observation
+from .envs import ActionScaleWarning, bounds_mismatch, env_action, stored_observation
 from .failures import kind_of, listing, warn
 from .files import (
     as_path,
@@ -478,7 +479,9 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
             f" {config.buffer_size} here: keep buffer_size={saved_capacity}, or load without the memory,"
             " TD3.load(path, memory=False, config=...)."
         )
-    model = cls(env, config, seed=meta["seed"], device=device, tensorboard_log=tensorboard_log, **networks)
+    with warnings.catch_warnings():  # the actor acts in the bounds it was trained in: no advice to rescale them
+        warnings.simplefilter("ignore", ActionScaleWarning)
+        model = cls(env, config, seed=meta["seed"], device=device, tensorboard_log=tensorboard_log, **networks)
     custom = [name for name, module in networks.items() if module is not None]
     try:
         _check_networks(path, model, state)

@@ -190,10 +190,15 @@ def _device(text: str) -> str:
     try:
         resolve_device(text)
     except ValueError:
-        missing = (
-            " (no CUDA GPU is available here)" if text.startswith("cuda") and not torch.cuda.is_available() else ""
-        )
-        raise argparse.ArgumentTypeError(f"takes auto, cpu or cuda (cuda:N), not {text!r}{missing}") from None
+        why = ""
+        if text.startswith("cuda"):
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            why = (
+                f" (this machine has {count} CUDA GPU(s), cuda:0 to cuda:{count - 1})"
+                if count
+                else " (no CUDA GPU here)"
+            )
+        raise argparse.ArgumentTypeError(f"takes auto, cpu or cuda (cuda:N), not {text!r}{why}") from None
     return text
 
 

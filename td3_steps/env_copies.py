@@ -7,7 +7,8 @@ where gymnasium cannot make it again. Wrappers that only watch or show (Stable-B
 RecordEpisodeStatistics and rendering wrappers) are left out of the copy, which renders nothing, and so is
 gymnasium's NormalizeReward: it scales the reward that training learns from, and evaluation reports the
 environment's own returns (as Stable-Baselines3's evaluate_policy reports Monitor's), in units that do not drift
-as its statistics do. NormalizeObservation's running statistics are the training env's, frozen, at every
+as its statistics do; a reward wrapper around it (ClipReward, say) stays, and sees the rewards it leaves unscaled.
+NormalizeObservation's running statistics are the training env's, frozen, at every
 evaluation, as Stable-Baselines3's EvalCallback syncs VecNormalize's.
 """
 
@@ -26,7 +27,6 @@ from .failures import warn
 # Wrappers that change no observation, action or reward: an evaluation copy does without them.
 WATCHING = {"Monitor", "RecordEpisodeStatistics", "HumanRendering", "RenderCollection", "RecordVideo"}
 OURS = f"{QuietReset.__module__}:{QuietReset.__name__}"  # make_env adds it to every Bullet env
-SCALES_REWARD = f"{gym.wrappers.NormalizeReward.__module__}:NormalizeReward"  # evaluation leaves it out
 
 
 def _watches(entry_point) -> bool:
@@ -39,13 +39,18 @@ def _is_bullet(env: gym.Env) -> bool:
 
 
 def evaluation_copy(env: str | gym.Env) -> gym.Env:
-    """A fresh environment like `env` to evaluate in (see the module's docstring)."""
+    """A fresh environment like `env` to evaluate in (see the module's docstring), without NormalizeReward wherever
+    it was (given around the env, added by its id's entry point, or copied deep)."""
+    return _without_reward_scaling(_copy(env))
+
+
+def _copy(env: str | gym.Env) -> gym.Env:
+    """`env` made again from its id or spec, or copied deep where gymnasium cannot make it again."""
     if isinstance(env, str):
         return make_env(env)
     spec, unrecorded = env.spec, []
     if spec is not None:
-        kept = tuple(w for w in spec.additional_wrappers
-                     if not _watches(w.entry_point) and w.entry_point != SCALES_REWARD)  # fmt: skip
+        kept = tuple(w for w in spec.additional_wrappers if not _watches(w.entry_point))
         unrecorded = [w.name for w in kept if w.kwargs is None]
         if not unrecorded:
             kwargs = {key: value for key, value in spec.kwargs.items() if key != "render_mode"}
@@ -63,7 +68,7 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
             f"Evaluation needs a copy of this Bullet environment, and gymnasium cannot make it again: {why}. {fix}"
         )
     try:
-        return _without_reward_scaling(copy.deepcopy(env))
+        return copy.deepcopy(env)
     except Exception as error:  # a file, a lock, a window: whatever copy.deepcopy cannot copy
         raise ValueError(
             f"Evaluation needs a copy of this environment: gymnasium cannot make it again ({why}), and copy.deepcopy"
@@ -72,7 +77,7 @@ def evaluation_copy(env: str | gym.Env) -> gym.Env:
 
 
 def _without_reward_scaling(env: gym.Env) -> gym.Env:
-    """`env` (a deep copy) with its NormalizeReward wrappers taken out of the chain."""
+    """`env` (a copy) with its NormalizeReward wrappers, subclasses included, taken out of the chain."""
     top, outer, current = env, None, env
     while isinstance(current, gym.Wrapper):
         if isinstance(current, gym.wrappers.NormalizeReward):

@@ -196,6 +196,11 @@ def check_action_space(space: gym.Space) -> spaces.Box:
     return space
 
 
+class ActionScaleWarning(UserWarning):
+    """Action bounds far from [-1, 1], in which TD3 learns poorly (training_action_space). A new agent warns; loading
+    one does not (its actor acts in the bounds it was trained in)."""
+
+
 # Half-ranges of the action bounds at which TD3 was measured to learn as in [-1, 1] (benchmarks/action_scale.py:
 # Pendulum-v1 rescaled to [-s, s] learned alike for s = 0.1, 1 and 10, poorly at 0.01 and not at all at 100)
 LEARNS_AT_HALF_RANGES = (0.1, 10.0)
@@ -214,7 +219,9 @@ def training_action_space(space: gym.Space) -> spaces.Box:
             f"The action space {space} has half-ranges (high - low) / 2 of [{shown}]: TD3's critics read actions in"
             " the environment's units, and on Pendulum-v1 with its torque rescaled to [-s, s] TD3 learned as in"
             f" [-1, 1] for s from {least:g} to {most:g}, poorly at 0.01 and not at all at 100"
-            " (benchmarks/action_scale.py). Wrap the environment: gymnasium.wrappers.RescaleAction(env, -1.0, 1.0)."
+            " (benchmarks/action_scale.py). Wrap the environment: gymnasium.wrappers.RescaleAction(env,"
+            " np.float32(-1), np.float32(1)).",
+            ActionScaleWarning,
         )
     return space
 
@@ -225,7 +232,7 @@ def env_action(space: spaces.Box, action: np.ndarray) -> np.ndarray:
     float32 action can lie past a float64 bound (float32(0.1) > 0.1); an env that asserts
     action_space.contains(action) would fail on either. Applied where an action leaves TD3: predict, and the
     training step's env.step (the replay memory keeps the actor's float32 action)."""
-    return np.clip(action.astype(space.dtype, copy=False), space.low, space.high)
+    return np.asarray(np.clip(action.astype(space.dtype, copy=False), space.low, space.high))  # 0-d: an array too
 
 
 def check_bounds(low, high) -> None:
@@ -322,12 +329,8 @@ def flatten_observation(space: gym.Space, obs) -> np.ndarray:
 
 
 def is_image_space(space: gym.Space) -> bool:
-    """A Box of uint8 pixels 0..255 with three axes, (H, W, C) or (C, H, W), as Stable-Baselines3 reads images. Another
-    uint8 Box (a grid of a few values, Box(0, 3, (5, 5, 2), np.uint8)) is numbers: flattened, never divided by 255."""
-    return (
-        isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
-        and bool(np.all(space.low == 0) and np.all(space.high == 255))
-    )  # fmt: skip
+    """A Box of uint8 pixels with three axes, (H, W, C) or (C, H, W), as Stable-Baselines reads images."""
+    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
 
 
 def stored_observation_shape(space: gym.Space) -> tuple[int, ...]:
@@ -344,17 +347,21 @@ def stored_observation(space: gym.Space, obs) -> np.ndarray:
     return np.array(obs, dtype=np.uint8) if is_image_space(space) else flatten_observation(space, obs)
 
 
-def lossy_values(space: spaces.Box, values: np.ndarray) -> str | None:
+def lossy_values(space: spaces.Box, values: np.ndarray, whole_floats: bool = False) -> str | None:
     """What `values` are ('float32 values in [0, 0.9999]'), where casting them to the integer dtype of `space`
-    would change them: fractions, NaN or inf, or numbers outside the dtype's range; else None (a float Box takes any
-    reals, and frames of whole numbers, 200.0 say, lose nothing).
+    would change them: floats, or numbers outside the dtype's range; else None (a float Box takes any reals). With
+    `whole_floats` (predict, which checks every call), floats that are whole numbers in range (200.0) lose nothing
+    and pass; an environment's float frames do not, since it is checked on a few frames only.
 
     An image is stored in its space's dtype, and gymnasium casts a Box part of a Dict to its dtype: the cast is
     silent, and would turn frames of floats in [0, 1) into frames of zeros.
     """
     if space.dtype.kind not in "iu" or values.size == 0 or np.can_cast(values.dtype, space.dtype):
         return None  # (uint8 frames for a uint8 space: no scan of the frame)
-    if values.dtype.kind in "iub" or (values.dtype.kind == "f" and np.all(np.mod(values, 1) == 0)):
+    whole = (
+        whole_floats and values.dtype.kind == "f" and np.all(np.isfinite(values)) and np.all(values == np.round(values))
+    )
+    if values.dtype.kind in "iub" or whole:
         limits = np.iinfo(space.dtype)
         if limits.min <= values.min() and values.max() <= limits.max:
             return None
@@ -389,7 +396,7 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     batch gives an empty batch. A torch tensor is read detached (one that requires grad has no numpy view).
 
     What cannot be stored as it is given is refused with a ValueError that names the part (check_values):
-    NaN, a category out of range, floats for an integer Box (which a cast would change silently).
+    NaN, a category out of range, fractions for an integer Box (which a cast would change silently).
     """
     if isinstance(obs, torch.Tensor):
         obs = obs.detach().cpu()
@@ -431,7 +438,7 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
 
 def check_values(space: gym.Space, obs, name: str = "obs") -> None:
     """A ValueError, naming the part (obs['b']), where `obs` (one observation, or a batch of one with a leading
-    axis) holds what TD3 cannot store as given: a NaN or inf in a float Box, floats or numbers out of range for an
+    axis) holds what TD3 cannot store as given: a NaN or inf in a float Box, fractions or numbers out of range for an
     integer Box (see lossy_values), or a category out of range for a discrete space. gymnasium's flatten would
     raise an IndexError for Discrete(4) given 7 or 1.5, and take -1 as the last category, silently."""
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
@@ -441,7 +448,7 @@ def check_values(space: gym.Space, obs, name: str = "obs") -> None:
     values = np.asarray(obs)
     where = "The observation" + (f"'s part {name}" if name != "obs" else "") + f" ({space})"
     if isinstance(space, spaces.Box):
-        got = lossy_values(space, values)
+        got = lossy_values(space, values, whole_floats=True)
         if got is not None:
             raise ValueError(
                 f"{where} holds {got}, but its space {cast_changes(space)}. Give"
@@ -613,31 +620,31 @@ def check_environment(env: gym.Env) -> None:
     check_action_space(env.action_space)
     stored_observation_shape(env.observation_space)
     name = " > ".join(type(e).__name__ for e in (*wrappers_of(env), env.unwrapped))  # the outermost first
-    random = None  # the checker's determinism rule that env breaks, if it breaks one
+    not_td3s = None  # the checker's rule that env breaks and TD3 does not need, if it breaks one
     with warnings.catch_warnings(), statistics_frozen(env):
         warnings.simplefilter("ignore")  # the checker's advice; what TD3 needs is checked below
         while True:
             try:
-                check_env(_AsTD3ReadsIt(env, random is not None), skip_render_check=True, skip_close_check=True)
+                check_env(_AsTD3ReadsIt(env, not_td3s is not None), skip_render_check=True, skip_close_check=True)
                 break
             except (AssertionError, gym.error.Error, TypeError, AttributeError) as error:
                 rule = " ".join(str(error).split()).rstrip(".") or type(error).__name__
                 problem = _observation_problem(env)
-                if random is not None or problem != "." or not rule.startswith(NOT_TD3S_RULES):
+                if not_td3s is not None or problem != "." or not rule.startswith(NOT_TD3S_RULES):
                     raise SpaceError(
                         f"{name} breaks a rule of gymnasium's environment checker"
                         f" (gymnasium.utils.env_checker.check_env): {rule}{problem} Fix the environment (or wrap"
                         " it) so that it follows the rule."
                     ) from error
-                random = rule
+                not_td3s = rule
         obs, _ = env.reset(seed=0)
         check_observation(env, obs, "reset()")
         obs, reward, *_ = env.step(env.action_space.sample())
     check_observation(env, obs, "step()")
     check_reward(env, reward, "step()")
-    if random is not None and not random.startswith(ONE_STEP):
+    if not_td3s is not None and not not_td3s.startswith(ONE_STEP):
         warn(
-            f"{name} is random beyond the seed its reset is given (gymnasium's environment checker: {random})."
+            f"{name} is random beyond the seed its reset is given (gymnasium's environment checker: {not_td3s})."
             " TD3 trains in it, but one seed will not give one run. Draw its randomness from self.np_random"
             " (which reset(seed=...) seeds), or register it with nondeterministic=True to say that it is random"
             " by design."
@@ -693,16 +700,16 @@ class _AsTD3ReadsIt(gym.Wrapper):
     step when such a reward reaches the losses), and a Box observation of the space's shape in the space's
     dtype (TD3 stores observations as float32 whatever their dtype: float64 for a float32 space is fine), unless
     that cast would change them (floats, or numbers out of range, for an integer space: a SpaceError). With
-    `random`, its spec says nondeterministic=True, so that the checker leaves out its determinism rules."""
+    `nondeterministic`, its spec says so, and the checker leaves out its determinism rules."""
 
-    def __init__(self, env: gym.Env, random: bool = False):
+    def __init__(self, env: gym.Env, nondeterministic: bool = False):
         super().__init__(env)
-        self.random = random
+        self.nondeterministic = nondeterministic
 
     @property
     def spec(self) -> EnvSpec | None:
         spec = self.env.spec
-        if not self.random:
+        if not self.nondeterministic:
             return spec
         return (
             EnvSpec("td3_steps/Checked-v0", nondeterministic=True)
@@ -795,20 +802,16 @@ def _observation_problem(env: gym.Env) -> str:
 
 def spaces_fitting(env: gym.Env, observation_space: gym.Space, action_space: spaces.Box) -> tuple:
     """`env`'s observation and action spaces, once checked to fit the networks built for the other two (an env that
-    replaces another): observations stored alike (a Box of the same stored shape, an image where the other was one;
-    another kind of space equal to the other), actions of the same bounds. Other differences do not reach the
-    networks, and TD3.load takes them too: a Box's observation bounds (NormalizeObservation's are infinite), a float64
-    twin of a float32 space."""
-    new = env.observation_space
-    both_boxes = isinstance(new, spaces.Box) and isinstance(observation_space, spaces.Box)
-    if not (
-        (stored_observation_shape(new), is_image_space(new)) == (stored_observation_shape(observation_space),
-                                                                  is_image_space(observation_space))
-        if both_boxes else new == observation_space
-    ):  # fmt: skip
+    replaces another, as TD3.load's check of the network sizes takes one): observations stored in the same shape and
+    kind (images, or flat vectors), actions of the same shape and bounds. Other differences do not reach the
+    networks: observation bounds (NormalizeObservation's are infinite), a float64 twin of a float32 space."""
+    stored = [(stored_observation_shape(s), is_image_space(s)) for s in (env.observation_space, observation_space)]
+    if stored[0] != stored[1]:
+        kinds = ["images" if image else "flat vectors" for _, image in stored]
         raise SpaceError(
-            f"the new environment's observation space {new} differs from the model's {observation_space}; the"
-            " networks are built for the model's: give an environment with the same spaces."
+            f"the new environment's observations ({env.observation_space}) are stored as {kinds[0]} of shape"
+            f" {stored[0][0]}, the model's ({observation_space}) as {kinds[1]} of shape {stored[1][0]}: the networks"
+            " are built for the model's; give an environment whose observations are stored as the model's."
         )
     new_actions = check_action_space(env.action_space)
     mismatch = (
@@ -819,9 +822,9 @@ def spaces_fitting(env: gym.Env, observation_space: gym.Space, action_space: spa
     if mismatch:
         raise SpaceError(
             f"the new environment's action space {new_actions} differs from the model's {action_space}"
-            f" ({mismatch}); the networks are built for the model's: give an environment with the same spaces."
+            f" ({mismatch}); the actor is built for the model's: give an environment of the same action bounds."
         )
-    return new, new_actions
+    return env.observation_space, new_actions
 
 
 def env_id_of(env: str | gym.Env) -> str | None:

@@ -67,7 +67,8 @@ class NatureCNN(nn.Module):
             raise SpaceError(
                 f"features_extractor 'nature_cnn' needs images of at least {self.MIN_SIZE}x{self.MIN_SIZE} pixels,"
                 f" got {height}x{width}: use TD3Config(features_extractor='flatten'), or enlarge the images"
-                " (gymnasium.wrappers.ResizeObservation)."
+                " (gymnasium.wrappers.ResizeObservation). A uint8 Box of three axes is read as images, pixels scaled"
+                " by 1/255: declare observations that are not pixels (a grid of a few values) as a float32 Box."
             )
         self.cnn = nn.Sequential(
             nn.Conv2d(channels, 32, kernel_size=8, stride=4),

@@ -37,7 +37,12 @@ def run_seed(seed) -> int:
     """A run's seed: `seed` checked (check_seed), or for None one drawn from the operating system's entropy, where
     Stable-Baselines3's seed=None leaves a run unseeded: the run is new each time, and model.seed says how to make
     it again."""
-    return secrets.randbits(63) if seed is None else check_seed(seed)
+    if seed is None:
+        return secrets.randbits(63)
+    try:
+        return check_seed(seed)
+    except ValueError as error:
+        raise ValueError(f"{str(error)[:-1]}, or None for one drawn at random.") from None
 
 
 def derived_seed(seed: int, stream: int, index: int = 0) -> int:

@@ -243,7 +243,7 @@ def test_set_env_checks_the_spaces_and_restarts_the_episode(small_config, toy_en
     assert model.env is new_env and model._obs is None
     model.learn(4)
     assert model.episodes == 0 and new_env.t == 4  # a fresh episode in the new env
-    with pytest.raises(SpaceError, match="observation space"):
+    with pytest.raises(SpaceError, match=r"observations .* are stored as flat vectors of shape \(3,\), the model's"):
         model.set_env(toy_env(observation_space=spaces.Box(-1.0, 1.0, (3,), np.float32)))
     with pytest.raises(SpaceError, match="action space"):
         model.set_env(toy_env(action_space=spaces.Box(-2.0, 2.0, (1,), np.float32)))
@@ -267,8 +267,23 @@ def test_set_env_takes_what_load_takes(small_config, toy_env):
         model.set_env(toy_env(observation_space=twin.observation_space, action_space=spaces.Box(-1.0, 3.0, (1,))))
     with pytest.raises(SpaceError, match=r"action space .* \(shape \(2,\), the model's \(1,\)\)"):
         model.set_env(toy_env(observation_space=twin.observation_space, action_space=spaces.Box(-2.0, 2.0, (2,))))
-    with pytest.raises(SpaceError, match="observation space"):
+    with pytest.raises(SpaceError, match=r"stored as images of shape \(3, 1, 1\), the model's .* as flat vectors of"):
         model.set_env(toy_env(observation_space=spaces.Box(0, 255, (3, 1, 1), np.uint8)))  # an image of 3 values
+
+
+def test_set_env_and_load_take_a_dict_space_of_other_bounds(small_config, toy_env, tmp_path):
+    """set_env asked a Dict space (or any but a Box) to be equal, where TD3.load took one of other bounds."""
+    space = spaces.Dict({"a": spaces.Box(-1.0, 1.0, (2,)), "b": spaces.Discrete(3)})
+    wider = spaces.Dict({"a": spaces.Box(-5.0, 5.0, (2,)), "b": spaces.Discrete(3)})
+    model = TD3(toy_env(observation_space=space), small_config, seed=0, device="cpu").learn(20)
+    model.save(tmp_path / "checkpoint")
+    TD3.load(tmp_path / "checkpoint", env=toy_env(observation_space=wider), device="cpu")
+    model.set_env(toy_env(observation_space=wider))
+    assert model.observation_space == wider
+    with pytest.raises(SpaceError, match=r"stored as flat vectors of shape \(6,\), the model's .* of shape \(5,\)"):
+        model.set_env(
+            toy_env(observation_space=spaces.Dict({"a": spaces.Box(-1.0, 1.0, (3,)), "b": spaces.Discrete(3)}))
+        )
 
 
 # ---------------------------------------------------------------- determinism
@@ -352,7 +367,7 @@ def test_bad_arguments(small_config):
     with pytest.raises(ValueError, match="n_episodes"):
         model.evaluate(0)
     for seed in (-1, 1.5, "3", True, 2**64):
-        with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*63 - 1, got"):
+        with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*63 - 1, got .*, or None for one"):
             TD3("Pendulum-v1", small_config, seed=seed, device="cpu")
     assert TD3("Pendulum-v1", small_config, seed=np.int64(2**63 - 1), device="cpu").seed == 2**63 - 1
     with pytest.raises(ValueError, match="seed must be an integer"):

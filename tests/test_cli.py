@@ -905,5 +905,5 @@ def test_a_device_this_machine_lacks_is_named_in_the_command_lines_words(tmp_pat
         assert "argument --device: takes auto, cpu or cuda (cuda:N), not 'tpu'" in line, line
     if not torch.cuda.is_available():
         line = fails(["train", "--out", str(tmp_path / "run"), "--device", "cuda"], capsys)
-        assert "not 'cuda' (no CUDA GPU is available here)" in line, line
+        assert "not 'cuda' (no CUDA GPU here)" in line, line
     assert not (tmp_path / "run").exists()

@@ -12,7 +12,7 @@ import torch
 from gymnasium import spaces
 from gymnasium.utils import env_checker
 
-from td3_steps import TD3, SpaceError
+from td3_steps import TD3, ActionScaleWarning, SpaceError
 from td3_steps.envs import as_env, env_id_of, is_from_trusted_code, make_env, stored_observation
 
 
@@ -401,11 +401,9 @@ def test_frames_a_cast_to_the_image_spaces_uint8_would_change_are_refused(image_
         TD3(env, image_config, device="cpu")
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.float32])
-def test_frames_of_whole_numbers_in_range_are_accepted_in_any_integer_dtype(image_config, toy_env, dtype):
-    """int64 frames in 0..255 lose nothing in the cast to uint8: such an env trains as before. Float frames of whole
-    numbers (200.0) were refused as if the cast changed them."""
-    env = misbehaving(toy_env, "step", lambda: np.full((36, 36, 3), 200, dtype))
+def test_frames_of_whole_numbers_in_range_are_accepted_in_any_integer_dtype(image_config, toy_env):
+    """int64 frames in 0..255 lose nothing in the cast to uint8: such an env trains as before."""
+    env = misbehaving(toy_env, "step", lambda: np.full((36, 36, 3), 200))
     env.observation_space = spaces.Box(0, 255, (36, 36, 3), np.uint8)
     model = TD3(env, image_config, device="cpu").learn(image_config.learning_starts + 2)
     assert model.memory.obs.dtype == torch.uint8 and int(model.memory.obs[1].max()) == 200
@@ -418,11 +416,16 @@ def test_predict_refuses_what_a_cast_to_the_image_spaces_uint8_would_change(imag
     action, _ = model.predict(frame)
     assert np.array_equal(model.predict(frame.astype(np.int64))[0], action)  # whole numbers in range: the same
     assert np.array_equal(model.predict(frame.astype(np.float32))[0], action)  # whole floats too: 7.0 is 7
+    env_frames = misbehaving(toy_env, "step", lambda: np.full((36, 36, 3), 7.0, np.float32))
+    env_frames.observation_space = spaces.Box(0, 255, (36, 36, 3), np.uint8)
+    with pytest.raises(SpaceError, match=r"returned float32 values in \[7, 7\]"):  # an env is checked on a few frames
+        TD3(env_frames, image_config, device="cpu")
     for bad, got in [
         (np.full((36, 36, 3), 0.5, np.float32), r"float32 values in \[0\.5, 0\.5\]"),
         (np.full((2, 36, 36, 3), 300), r"int64 values in \[300, 300\]"),
         (np.full((36, 36, 3), -1.0), r"float64 values in \[-1, -1\]"),
         (np.full((36, 36, 3), np.nan), r"float64 values and NaN"),
+        (np.full((36, 36, 3), np.inf), r"float64 values in \[inf, inf\]"),
     ]:
         with pytest.raises(ValueError, match=rf"The observation \(Box\(0, 255, .*uint8\)\) holds {got}, but its space"
                                              r" declares uint8 pixels 0\.\.255.*Give uint8 frames"):  # fmt: skip
@@ -532,19 +535,22 @@ def test_gymnasiums_wrappers_of_a_users_function_are_checked_like_the_users_own_
 
 
 @pytest.mark.parametrize("bound", [0.01, 100.0])
-def test_action_bounds_far_from_one_are_told_to_be_rescaled(small_config, bound):
+def test_action_bounds_far_from_one_are_told_to_be_rescaled(small_config, tmp_path, bound):
     """The critics read actions in the env's units: Pendulum-v1 rescaled to [-100, 100] did not learn at all
-    (benchmarks/action_scale.py), without a word. The warning names the fix."""
+    (benchmarks/action_scale.py), without a word. The warning names the fix; loading an agent, whose actor acts in
+    the bounds it was trained in, gives no such advice."""
     bounds = np.full(1, bound, np.float32)
     env = gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -bounds, bounds)
     with pytest.warns(
-        UserWarning, match=rf"half-ranges \(high - low\) / 2 of \[{bound:g}\].*RescaleAction\(env, -1.0, 1.0\)"
+        ActionScaleWarning, match=rf"half-ranges \(high - low\) / 2 of \[{bound:g}\].*RescaleAction\(env,"
     ):
-        TD3(env, small_config, device="cpu")
+        model = TD3(env, small_config, device="cpu")
+    with pytest.warns(UserWarning, match="without the wrapper RescaleAction: pass the environment when loading it"):
+        model.save(tmp_path / "checkpoint")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        TD3(
-            gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -bounds / bound, bounds / bound),
-            small_config,
-            device="cpu",
-        )
+        TD3.load(tmp_path / "checkpoint", env=env)
+        rescaled = gym.wrappers.RescaleAction(
+            env, np.float32(-1), np.float32(1)
+        )  # the advice, as the warning gives it:
+        TD3(rescaled, small_config, device="cpu")  # no warning, neither ours nor gymnasium's of float64 bounds

@@ -30,20 +30,10 @@ def test_nature_cnn_needs_images_of_36_pixels(small_config, toy_env):
     with pytest.raises(SpaceError, match="features_extractor = 'nature_cnn' needs image observations"):
         TD3("Pendulum-v1", small_config.replace(features_extractor="nature_cnn"), device="cpu")
     small_images = toy_env(observation_space=spaces.Box(0, 255, (3, 20, 20), np.uint8))
-    with pytest.raises(SpaceError, match="at least 36x36 pixels, got 20x20"):
+    with pytest.raises(SpaceError, match="at least 36x36 pixels, got 20x20: .* not pixels .* as a float32 Box"):
         TD3(small_images, small_config, device="cpu")
     flat = TD3(small_images, small_config.replace(features_extractor="flatten"), device="cpu")  # channels first
     assert flat.memory.obs.shape[1:] == (3, 20, 20) and flat.actor.net.hidden[0].in_features == 1200
-
-
-def test_a_uint8_box_of_other_bounds_than_pixels_is_numbers(small_config, toy_env):
-    """Every uint8 Box of three axes counted as an image: a 5x5 grid of values 0..3 went to the NatureCNN ("needs
-    36x36"), and with 'flatten' was divided by 255. As in Stable-Baselines3, an image's bounds are 0..255."""
-    grid = toy_env(observation_space=spaces.Box(0, 3, (5, 5, 2), np.uint8))
-    model = TD3(grid, small_config, seed=0, device="cpu").learn(110)
-    assert isinstance(model.actor.features, FlattenExtractor) and model.memory.obs.dtype == torch.float32
-    assert model.memory.obs.shape[1:] == (50,) and float(model.memory.obs[:110].max()) == 3.0
-    assert float(model.actor.features(torch.full((1, 50), 3.0)).max()) == 3.0  # not divided by 255
 
 
 def test_a_shared_features_extractor_is_trained_by_the_critic_loss_only(image_env_id, image_config, params, same):

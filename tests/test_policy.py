@@ -326,3 +326,11 @@ def test_an_action_that_leaves_td3_lies_in_the_action_space(small_config):
     for deterministic in (True, False):
         action, _ = model.predict(np.zeros(2, np.float32), deterministic=deterministic)
         assert action.dtype == np.float64 and env.action_space.contains(action)
+
+
+def test_an_action_space_of_shape_nothing_gives_an_array(small_config, toy_env):
+    """np.clip of a 0-d action gave a numpy scalar, where predict returns arrays."""
+    model = TD3(toy_env(action_space=spaces.Box(-1.0, 1.0, (), np.float32)), small_config, device="cpu")
+    action, _ = model.predict(np.zeros(2, np.float32))
+    assert isinstance(action, np.ndarray) and action.shape == () and model.action_space.contains(action)
+    assert model.learn(110).num_timesteps == 110

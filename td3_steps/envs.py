@@ -731,7 +731,8 @@ class _AsTD3ReadsIt(gym.Wrapper):
 
     def step(self, action):
         obs, reward, terminated, truncated, info = step_values(self.env, self.env.step(action))
-        if np.ndim(reward) == 0 and isinstance(reward, (int, float, np.number)) and not np.isfinite(reward):
+        number = np.ndim(reward) == 0 and np.issubdtype(np.asarray(reward).dtype, np.number)  # np.array(nan) too
+        if number and not np.isfinite(reward):
             reward = 0.0
         return self._as_stored(obs, "step()"), reward, bool(terminated), bool(truncated), info
 

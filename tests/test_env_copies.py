@@ -193,3 +193,46 @@ def test_a_wrapper_of_ones_own_around_a_normalizer_is_checked_with_the_statistic
     normalizer = gym.wrappers.NormalizeObservation(gym.make("Pendulum-v1"))
     TD3(Scaled(normalizer), small_config, seed=0, device="cpu")
     assert normalizer.obs_rms.count == pytest.approx(1e-4) and normalizer.update_running_mean  # as it was made
+
+
+# ---------------------------------------------------------------- found by mutation testing
+class Halved(gym.RewardWrapper):
+    def reward(self, reward):
+        return reward / 2
+
+
+def test_a_normalize_reward_under_another_wrapper_is_left_out_of_a_deep_copy(toy_env):
+    copied = evaluation_copy(Halved(gym.wrappers.NormalizeReward(toy_env())))  # no spec: a deep copy
+    assert isinstance(copied, Halved)
+    assert not any(isinstance(w, gym.wrappers.NormalizeReward) for w in _wrappers(copied))
+
+
+class Monitor(gym.RewardWrapper, gym.utils.RecordConstructorArgs):
+    """One's own wrapper, named like Stable-Baselines3's Monitor, that changes the reward."""
+
+    def __init__(self, env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.RewardWrapper.__init__(self, env)
+
+    def reward(self, reward):
+        return reward * 0.0
+
+
+def test_a_wrapper_of_ones_own_named_like_a_watching_one_is_kept():
+    assert isinstance(evaluation_copy(Monitor(gym.make("Pendulum-v1"))), Monitor)
+
+
+def test_what_an_id_makes_by_itself_is_not_something_it_leaves_out():
+    """A render mode, an argument the registration gives, and the QuietReset make_env adds to a Bullet env."""
+    assert id_leaves_out(gym.make("Pendulum-v1", render_mode="rgb_array")) == []
+    gym.register("td3_steps_test/HeavyPendulum-v0", entry_point="gymnasium.envs.classic_control:PendulumEnv",
+                 kwargs={"g": 2.0}, max_episode_steps=200)  # fmt: skip
+    try:
+        assert id_leaves_out(gym.make("td3_steps_test/HeavyPendulum-v0")) == []
+    finally:
+        del gym.registry["td3_steps_test/HeavyPendulum-v0"]
+
+
+@pytest.mark.pybullet
+def test_a_bullet_env_made_from_its_id_leaves_nothing_out():
+    assert id_leaves_out(make_env("HalfCheetahBulletEnv-v0")) == []

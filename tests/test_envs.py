@@ -13,7 +13,18 @@ from gymnasium import spaces
 from gymnasium.utils import env_checker
 
 from td3_steps import TD3, ActionScaleWarning, SpaceError
-from td3_steps.envs import as_env, env_id_of, is_from_trusted_code, make_env, stored_observation
+from td3_steps.envs import (
+    as_env,
+    check_action_space,
+    env_action,
+    env_id_of,
+    is_from_trusted_code,
+    is_image_space,
+    make_env,
+    stored_observation,
+    stored_observation_shape,
+    training_action_space,
+)
 
 
 def test_dict_and_discrete_observations_are_flattened(small_config, toy_env):
@@ -554,3 +565,40 @@ def test_action_bounds_far_from_one_are_told_to_be_rescaled(small_config, tmp_pa
             env, np.float32(-1), np.float32(1)
         )  # the advice, as the warning gives it:
         TD3(rescaled, small_config, device="cpu")  # no warning, neither ours nor gymnasium's of float64 bounds
+
+
+# ---------------------------------------------------------------- found by mutation testing
+def test_half_ranges_at_the_measured_limits_are_not_warned_about():
+    """The warning says TD3 learned as in [-1, 1] for half-ranges from 0.1 to 10: those two are not warned about."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for bound in (0.1, 10.0):
+            training_action_space(spaces.Box(-bound, bound, (1,), np.float32))
+
+
+def test_an_action_leaves_td3_in_the_action_spaces_dtype():
+    """float16: numpy's promotion hides a missing cast for float32 and float64 spaces, not for this one."""
+    space = spaces.Box(-1.0, 1.0, (2,), np.float16)
+    action = env_action(space, np.array([0.25, 3.0], np.float32))
+    assert action.dtype == np.float16 and space.contains(action)
+
+
+def test_an_action_space_without_room_is_refused():
+    with pytest.raises(SpaceError, match="Every action dimension needs low < high"):
+        check_action_space(spaces.Box(np.array([-1.0, 0.5], np.float32), np.array([1.0, 0.5], np.float32)))
+    with pytest.raises(SpaceError, match="one low and one high per dimension"):
+        check_action_space(spaces.Box(-1.0, 1.0, (0,), np.float32))
+
+
+def test_a_two_axis_uint8_box_is_flattened_not_an_image():
+    space = spaces.Box(0, 255, (36, 36), np.uint8)
+    assert not is_image_space(space) and stored_observation_shape(space) == (36 * 36,)
+
+
+@pytest.mark.parametrize("nan", [float("nan"), np.array(np.nan)])
+def test_an_env_whose_rewards_are_nan_is_made_without_a_seed_warning(small_config, toy_env, nan):
+    """NaN != NaN fails the checker's determinism rule: such an env was told it is random beyond its seed (a reward
+    np.array(nan) still was, after a float nan no longer). The NaN is named when it reaches the losses."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TD3(toy_env(reward=nan), small_config, seed=0, device="cpu")

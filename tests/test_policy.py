@@ -13,6 +13,7 @@ from gymnasium import spaces
 import td3_steps.policy
 from td3_steps import TD3, Actor, CheckpointError, Policy, make_env
 from td3_steps.policy import policy_digest
+from td3_steps.seeding import ACTING, derived_seed
 
 
 def test_predict_single_and_batched(small_config):
@@ -334,3 +335,52 @@ def test_an_action_space_of_shape_nothing_gives_an_array(small_config, toy_env):
     action, _ = model.predict(np.zeros(2, np.float32))
     assert isinstance(action, np.ndarray) and action.shape == () and model.action_space.contains(action)
     assert model.learn(110).num_timesteps == 110
+
+
+# ---------------------------------------------------------------- found by mutation testing
+def test_an_actor_of_other_bounds_or_no_env_id_is_refused_when_the_policy_is_made():
+    with pytest.raises(ValueError, match=r"Policy: the actor acts in low \[-2.0\], high \[1.0\]"):
+        Policy(Actor(3, [-2.0], [1.0], net_arch=(8,)), "Pendulum-v1")  # the high bound alone differs
+    with pytest.raises(TypeError, match="env_id must be an environment id such as 'Pendulum-v1', got 3"):
+        Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1", env_id=3)
+
+
+def test_a_policys_default_generator_is_seed_0s_acting_stream():
+    policy = Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1")
+    expected = torch.Generator().manual_seed(derived_seed(0, ACTING))
+    assert torch.equal(policy.generator.get_state(), expected.get_state())
+
+
+def test_an_edited_seed_or_an_edited_file_of_version_3_is_refused(tmp_path, small_config):
+    """The seed chooses the episodes evaluate scores: the digest covers it. Version 3 files hold a digest too."""
+    TD3("Pendulum-v1", small_config, seed=3, device="cpu").save_policy(tmp_path / "policy.pt")
+    data = torch.load(tmp_path / "policy.pt", weights_only=True)
+    torch.save({**data, "seed": 4}, tmp_path / "edited.pt")
+    with pytest.raises(CheckpointError, match="does not match the sha256 it holds"):
+        Policy.load(tmp_path / "edited.pt")
+    del data["seed"]
+    data["version"] = 3
+    data["sha256"] = policy_digest(data)
+    data["actor"]["net.out.bias"] = data["actor"]["net.out.bias"] + 1.0  # edited after the digest
+    torch.save(data, tmp_path / "v3.pt")
+    with pytest.raises(CheckpointError, match="does not match the sha256 it holds"):
+        Policy.load(tmp_path / "v3.pt")
+
+
+def test_a_policy_loaded_into_another_env_names_it(tmp_path, small_config, toy_env):
+    """A file loaded into another registered env acts there and is saved with that env's id; into an env of other
+    observations it is refused with their shape (not as a damaged file)."""
+    TD3("Pendulum-v1", small_config, seed=0, device="cpu").save_policy(tmp_path / "policy.pt")
+    gym.register("td3_steps_test/OtherPendulum-v0", entry_point="gymnasium.envs.classic_control:PendulumEnv",
+                 max_episode_steps=20)  # fmt: skip
+    try:
+        policy = Policy.load(tmp_path / "policy.pt", env="td3_steps_test/OtherPendulum-v0")
+        assert policy.env_id == "td3_steps_test/OtherPendulum-v0"
+        policy.save(tmp_path / "again.pt")
+        assert torch.load(tmp_path / "again.pt", weights_only=True)["env_id"] == "td3_steps_test/OtherPendulum-v0"
+    finally:
+        del gym.registry["td3_steps_test/OtherPendulum-v0"]
+    other = toy_env(observation_space=spaces.Box(-1.0, 1.0, (4,), np.float32),
+                    action_space=spaces.Box(-2.0, 2.0, (1,), np.float32))  # fmt: skip
+    with pytest.raises(CheckpointError, match=r"saved for observations of shape \(3,\)"):
+        Policy.load(tmp_path / "policy.pt", env=other)

@@ -263,9 +263,8 @@ def read_checkpoint(path, map_location="cpu", memory: bool = True) -> tuple[dict
 def _read_directory(path: Path, map_location, memory: bool) -> tuple[dict, dict, dict | None]:
     """read_checkpoint's one reading of the directory `path`."""
     if not path.exists():
-        saved = (
-            path.with_suffix("") if path.suffix == ".zip" else None
-        )  # Stable-Baselines3 adds .zip; TD3.save does not
+        # Stable-Baselines3's save adds .zip to the name it is given; TD3.save writes a directory of that very name
+        saved = path.with_suffix("") if path.suffix == ".zip" else None
         where = f" (TD3.save adds no .zip: {saved}?)" if saved is not None and saved.is_dir() else ""
         raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote{where}.")
     if not path.is_dir():

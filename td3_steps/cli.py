@@ -475,7 +475,11 @@ def _check_not_in_use(run_dir: Path) -> None:
     before advice to resume the run or replace it, which that training would refuse."""
     if fcntl is None or not (run_dir / LOCK).is_file():
         return
-    with open(run_dir / LOCK) as lock:
+    try:
+        lock = open(run_dir / LOCK)  # noqa: SIM115 (closed by the with below)
+    except OSError:  # unreadable: _claim, which opens it to write, says what is wrong
+        return
+    with lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)  # released when the file closes
         except BlockingIOError:

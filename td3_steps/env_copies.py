@@ -8,8 +8,8 @@ RecordEpisodeStatistics and rendering wrappers) are left out of the copy, which 
 gymnasium's NormalizeReward: it scales the reward that training learns from, and evaluation reports the
 environment's own returns (as Stable-Baselines3's evaluate_policy reports Monitor's), in units that do not drift
 as its statistics do; a reward wrapper around it (ClipReward, say) stays, and sees the rewards it leaves unscaled.
-NormalizeObservation's running statistics are the training env's, frozen, at every
-evaluation, as Stable-Baselines3's EvalCallback syncs VecNormalize's.
+NormalizeObservation's running statistics are the training env's, frozen, at every evaluation, as
+Stable-Baselines3's EvalCallback syncs VecNormalize's.
 """
 
 from __future__ import annotations

@@ -183,3 +183,26 @@ def test_a_clip_to_the_first_dimensions_bounds_is_refused(capsys):
     out = capsys.readouterr().out
     assert "you clipped a' to [0, 2] in every dimension, the first dimension's [low[0], high[0]]" in out, out
     assert "though they are within [-1, 3]" in out, out
+
+
+def squeezed(batch, actor, actor_target):
+    with torch.no_grad():
+        return actor_target(batch.next_obs).squeeze()
+
+
+def squeezed_then_used(batch, actor, actor_target):
+    """A .squeeze() whose (2,) result on a batch of one then fails in the student's own code."""
+    with torch.no_grad():
+        a = actor_target(batch.next_obs).squeeze()
+        return a[:, 0:2] * 1.0
+
+
+def test_a_squeeze_is_named_on_a_batch_of_one(capsys):
+    """Every case had actions of 2 numbers and batches of 32 or more, where .squeeze() changes nothing: it passed,
+    and on Pendulum (one action number) it makes a' (B,)."""
+    assert not check_target_action(squeezed)
+    out = capsys.readouterr().out
+    assert "a' has shape (2,) on a batch of one transition, expected (1, 2): a .squeeze() without a dimension" in out
+    assert not check_target_action(squeezed_then_used)
+    out = capsys.readouterr().out
+    assert "raised" in out and "on a batch of one transition, after batches of 32 and 300: a .squeeze()" in out, out

@@ -41,6 +41,14 @@ def no_step(critics, optimizer, obs, action, y):
     return loss.item()
 
 
+def loss_of_the_minimum(critics, optimizer, obs, action, y):
+    loss = F.mse_loss(torch.min(*critics(obs, action)), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 def critic_1_only(critics, optimizer, obs, action, y):
     loss = F.mse_loss(critics(obs, action)[0], y)
     optimizer.zero_grad()
@@ -113,8 +121,10 @@ def test_names_each_wrong_one(assert_rejected):
         {
             no_zero_grad: "call optimizer.zero_grad() before",
             zero_grad_after_backward: "zero_grad() between backward() and step() erases the gradients",
-            no_step: "did not move",
+            no_step: "did not move: clear the old gradients (before backward(), not after it), backpropagate the loss of"
+            " both critics, then step the given optimizer (optimizer.step() was never called",
             critic_1_only: "critic 2 did not move",
+            loss_of_the_minimum: "you trained on the MSE of min(Q1, Q2)",
             flat_target: "(B, B)",
             new_optimizer: "new optimizer",
             sgd: "plain SGD",

@@ -10,7 +10,7 @@ The case: a list of 40 labelled transitions (transition k is recognisable in eve
 checker looks at one batch (types, shapes, dtypes, whole rows), at one batch of a second list whose
 actions have 2 dimensions and whose rewards have a fraction (so that neither a reshape to one action
 column nor a rounded reward passes), at two pairs of calls (seeded alike, seeded apart), then at
-30,000 draws (every transition drawn, none favoured, and each batch
+30,000 draws (every transition drawn, none favoured, drawn with replacement, and each batch
 spread over the memory by chance, not evenly by construction). Each part has its table of the wrong
 answers students give.
 """
@@ -339,6 +339,19 @@ def _spread_problem(batches: list[torch.Tensor]) -> str | None:
     )
 
 
+def _replacement_problem(batches: list[torch.Tensor]) -> str | None:
+    """Whether some batch holds a transition twice, as draws with replacement do: 20 independent draws from 40 repeat
+    one in all but 0.3% of batches, so 1,500 batches without a repeat come from draws without replacement."""
+    if any(len(k.unique()) < len(k) for k in batches):
+        return None
+    return (
+        f"none of {len(batches):,} batches of {DRAWS[1]} holds a transition twice: you draw without replacement"
+        " (torch.randperm, random.sample or np.random.choice(..., replace=False)?), which also returns fewer rows than"
+        f" asked once batch_size exceeds the transitions stored. TD3 draws each index on its own, with replacement, as"
+        f" in the authors' code: {RANDINT}"
+    )
+
+
 def _second_list_problems(fn) -> list[str]:
     """One batch of a list whose actions have SECOND.action_dim numbers and whose rewards have a fraction: what
     goes wrong there, for a sampler right on the first list."""
@@ -398,7 +411,7 @@ def check_sample_batch(fn) -> bool:
             return report([problem], "")
         draws.append(batch[0][:, 0].round().long())
     counts = torch.bincount(torch.cat(draws) - 1, minlength=SIZE)
-    problem = _coverage_problem(counts) or _spread_problem(draws)
+    problem = _coverage_problem(counts) or _spread_problem(draws) or _replacement_problem(draws)
     return report(
         [problem] if problem else [],
         "uniform draws, whole rows, float32 tensors, (N, 1) columns, reproducible with the generator.",

@@ -7,7 +7,8 @@ map shows), a target actor whose a' fill each dimension's whole [low, high] (a c
 bounds, such as the symmetric +-high[0] of max_action, shows), and stored actions that keep to the
 lower part of that box (a clip of a' to the stored actions' range shows). `mistakes` names each wrong
 choice. A second case (CASES) has other sizes, states of 5 numbers and a batch larger than TD3's 256,
-so that an answer with a size written in shows.
+so that an answer with a size written in shows, and a third is a batch of one, so that a .squeeze() shows (on
+Pendulum, whose actions have one number, it turns every (B, 1) a' into a (B,) one).
 """
 
 from __future__ import annotations
@@ -42,9 +43,14 @@ UNTOUCHED = (
     " Which of the two networks gives the target y its next action, in which states of the batch is that action"
     " played, and how is a' computed without gradient? See section 2 (The idea)"
 )
+SQUEEZE = (
+    "a .squeeze() without a dimension? It drops every dimension of size 1: here the batch dimension, and on"
+    " Pendulum, whose actions have one number, the action dimension of every batch, so that a' of shape (B, 1)"
+    " becomes (B,). Return actor_target(batch.next_obs) as it is"
+)
 STORED_SHARE = 0.45  # the stored actions fill the lower 45% of each dimension's [low, high]; much of a' lies above
 SPREAD = 1.5  # the std of the target actor's raw outputs f(s') on the case: tanh(f) then reaches near -1 and 1
-CASES = ((0, 32, 4), (1, 300, 5))  # (seed, batch size, state size): the second one with other sizes
+CASES = ((0, 32, 4), (1, 300, 5), (2, 1, 4))  # (seed, batch size, state size): other sizes, then a batch of one
 
 
 def target_case(seed: int, n: int, obs_dim: int) -> tuple[Batch, Actor, Actor]:
@@ -54,7 +60,7 @@ def target_case(seed: int, n: int, obs_dim: int) -> tuple[Batch, Actor, Actor]:
         torch.manual_seed(seed)
         actor = Actor(obs_dim, LOW, HIGH, net_arch=(16, 16))
         obs, next_obs = torch.randn(n, obs_dim), torch.randn(n, obs_dim)
-        _fill_the_box(actor, next_obs)
+        _fill_the_box(actor, next_obs if n > 1 else torch.randn(32, obs_dim))  # one state has no spread to widen
         actor_target = make_target(actor)
         with torch.no_grad():
             for p in actor.parameters():
@@ -173,6 +179,8 @@ def _sizes_note(n: int, obs_dim: int) -> str:
     _, first_n, first_obs_dim = CASES[0]
     if (n, obs_dim) == (first_n, first_obs_dim):
         return ""
+    if n == 1:
+        return f" (on a batch of one transition, after batches of {first_n} and {CASES[1][1]}: {SQUEEZE})"
     return (
         f" (this batch has {n} states of {obs_dim} numbers, the one before {first_n} states of {first_obs_dim}: is a"
         f" size written in, such as view(-1, {first_obs_dim}) or a batch size? Keep the shapes the tensors come with)"
@@ -221,6 +229,8 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
     if not isinstance(answer, torch.Tensor):
         return [f"it returned {kind_of(answer)}, expected a torch.Tensor: {RIGHT}"]
     if tuple(answer.shape) != (n, 2):
+        if n == 1 and tuple(answer.shape) == (2,):
+            return [f"a' has shape (2,) on a batch of one transition, expected (1, 2): {SQUEEZE}"]
         return [_shape_problem(tuple(answer.shape), n) + _sizes_note(n, obs_dim)]
     batch = Batch(**inputs)  # the untouched inputs, for the expected values
     with torch.no_grad():

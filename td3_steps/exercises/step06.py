@@ -390,7 +390,7 @@ def check_smooth_target_action(fn) -> bool:
     return report(
         problems,
         "noise of std sigma clipped at +-c in u, u clipped to [-1, 1], every dimension its own bounds."
-        + (" From the same generator it draws exactly the a~ of td3_steps.smooth_target_action:"
+        + (" From the same generator it draws the a~ of td3_steps.smooth_target_action, up to float rounding:"
            " step 6 in other coordinates." if same_draws else
            " Its values differ from td3_steps.smooth_target_action's from the same generator: your noise is not"
            " one torch.randn(action.shape, generator=generator), so the same distribution comes in another"

@@ -31,8 +31,8 @@ CALL = "update_critics(critics, optimizer, obs, action, y)"
 
 # a way of doing step 12 -> what to tell the student whose critics end where it puts them
 MISTAKES = {
-    "flat y": "the loss broadcast a (B, 1) Q-value against a (B,) target into (B, B) pairs, which trains the"
-    " critics toward the batch mean: keep y and every Q shaped (B, 1), no squeeze().",
+    "flat y": "the loss broadcast a (B, 1) column against a (B,) tensor (a squeeze() of y or of the Q-values) into"
+    " (B, B) pairs, which trains the critics toward the batch mean: keep y and every Q shaped (B, 1), no squeeze().",
     "no zero_grad": "gradients pile up from one call to the next: call optimizer.zero_grad() before"
     " loss.backward() (PyTorch adds new gradients to the stored ones).",
     "new optimizer": "you built a new optimizer inside the function: step the `optimizer` you are given, whose"
@@ -41,6 +41,8 @@ MISTAKES = {
     " given; call optimizer.step().",
     "ascent": "the critics moved up the loss, not down: backpropagate the loss itself, not its negative"
     " (optimizer.step() already subtracts the step).",
+    "minimum": "you trained on the MSE of min(Q1, Q2): the minimum belongs to the target y (step 8); here each"
+    " critic gets its own MSE against y, and the loss is their sum, MSE(Q1, y) + MSE(Q2, y).",
     "average": "you backpropagated the average of the two MSEs, not their sum: Adam cancels that factor 1/2 all"
     " but its tiny epsilon (as step 11 said), so the critics moved almost, not exactly, as one Adam step on the"
     " course's loss moves them. Backpropagate the sum, MSE(Q1, y) + MSE(Q2, y).",
@@ -72,6 +74,8 @@ def _loss(critics, obs, action, y, variant: str) -> torch.Tensor:
     q_values = critics(obs, action)
     if variant == "flat y":
         return sum(((q - y.reshape(-1)) ** 2).mean() for q in q_values)  # (B, 1) - (B,) -> (B, B)
+    if variant == "minimum":
+        return F.mse_loss(torch.min(*q_values), y)
     loss = sum(F.mse_loss(q, y) for q in q_values)
     return {"ascent": -loss, "average": loss / 2}.get(variant, loss)
 
@@ -195,9 +199,12 @@ def check_update_critics(update_critics) -> bool:
         runs = {variant: _trajectory(critics, obs, action, y, lr, variant) for variant in ("correct", *MISTAKES)}
         expected_params, expected_losses = runs["correct"]
         optimizer = torch.optim.Adam(critics.parameters(), lr=lr)
+        step_calls = []  # one entry per optimizer.step(), with or without gradients to apply
+        optimizer.register_step_post_hook(lambda *_, calls=step_calls: calls.append(1))
         stepped = []  # per call, whether the given optimizer stepped (a new one each call moves as it on call 1)
         for call in range(STEPS):
             before, steps, rates = snapshot(critics), optimizer_steps(optimizer), learning_rates(optimizer)
+            calls_before = len(step_calls)
             given = {"obs": obs, "action": action, "y": y}
             batch_before = snapshot(given)
             with warnings.catch_warnings():
@@ -215,14 +222,17 @@ def check_update_critics(update_critics) -> bool:
                 return report([problem], "")
             moved = changed(before, critics)
             if not moved:
-                erased = (
-                    " (zero_grad() between backward() and step() erases the gradients)"
-                    if close(returned, expected_losses[call])
-                    else ""
-                )  # the loss is right: the step is what went wrong
+                why = ""  # said when the loss is right: then the step is what went wrong
+                if close(returned, expected_losses[call]):
+                    stepped_now = len(step_calls) > calls_before
+                    why = (
+                        " (zero_grad() between backward() and step() erases the gradients)"
+                        if stepped_now
+                        else " (optimizer.step() was never called: backward() only computes the gradients)"
+                    )
                 return report(
                     ["the critics did not move: clear the old gradients (before backward(), not after it), backpropagate"
-                     f" the loss of both critics, then step the given optimizer{erased}."],
+                     f" the loss of both critics, then step the given optimizer{why}."],
                     "",
                 )  # fmt: skip
             still = [str(i + 1) for i in range(2) if not any(name.startswith(f"members.{i}.") for name in moved)]

@@ -101,7 +101,10 @@ class TimeLimit(BaseException):
 @contextlib.contextmanager
 def time_limit(seconds: float):
     """Raise TimeLimit in the code run inside after `seconds` (SIGALRM: on Unix, in the main thread, as a Jupyter
-    kernel runs cells; elsewhere no limit), so a loop that never ends gives a sentence, not a hung cell."""
+    kernel runs cells; elsewhere no limit), so a loop that never ends gives a sentence, not a hung cell.
+
+    On Python 3.10 one loop escapes it, as it escapes Ctrl-C: a `while` whose body is a `try` that calls nothing
+    (CPython 3.10 defers signals at the start of a `try`; 3.11 does not)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return

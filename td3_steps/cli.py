@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     args, unknown = _parser().parse_known_args(argv)
     if unknown:  # said by the command's own parser, whose --help lists what it takes
         args.command_parser.error(_unrecognized(unknown, args.command_parser))
-    formatwarning = warnings.formatwarning
-    if not args.debug:
+    formatwarning, threads = warnings.formatwarning, torch.get_num_threads()  # put back at the end: a notebook's
+    if not args.debug:  # kernel, which called main() in a cell, lives on
         warnings.formatwarning = _format_warning
     try:
         args.func(args)
@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"error: {_one_line(error)}")
     finally:
         warnings.formatwarning = formatwarning
+        torch.set_num_threads(threads)
 
 
 def _format_warning(message, category, filename, lineno, line=None) -> str:
@@ -594,6 +595,7 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     _refuse_what_resume_keeps(args)
     run_dir = Path(args.resume)
     run = _read_run(run_dir)
+    _check_not_in_use(run_dir)  # a training in it may not have saved its first checkpoint yet
     _check_resumable(run_dir)
     _check_run_fits(run, run_dir)
     args.tensorboard_log = _recorded_log(args.tensorboard_log, run_dir)

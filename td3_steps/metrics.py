@@ -310,8 +310,10 @@ def read_evaluations(path) -> tuple[dict[str, list[tuple[int, float]]], dict[int
 
 
 def evaluations_of(series: dict[str, list[tuple[int, float]]]) -> dict[int, tuple[float, float]]:
-    """step -> (mean, std) of the return of each evaluation, from read_metrics' series."""
-    return {step: (mean, std) for (step, mean), (_, std) in zip(series["eval_return"], series["eval_return_std"])}
+    """step -> (mean, std) of the return of each evaluation, from read_metrics' series, paired by step (a row may log a
+    mean without its std: that std is NaN)."""
+    stds = dict(series["eval_return_std"])
+    return {step: (mean, stds.get(step, math.nan)) for step, mean in series["eval_return"]}
 
 
 def best_evaluation_step(evaluations: dict[int, tuple[float, float]]) -> int:
@@ -351,12 +353,13 @@ def plot_learning_curve(csv_path, image_path, title: str = "", reference: float 
     if series["episode_return"]:
         steps, values = zip(*series["episode_return"])
         ax.plot(steps, values, color="tab:blue", alpha=0.3, lw=0.8, label="training episode return")
-    if series["eval_return"]:
-        steps, values = zip(*series["eval_return"])
-        stds = [v for _, v in series["eval_return_std"]] or [0.0] * len(values)
+    evaluations = evaluations_of(series)
+    if evaluations:
+        steps = list(evaluations)
+        values, stds = zip(*evaluations.values())
         ax.plot(steps, values, color="tab:blue", lw=2, marker="o", ms=3, label="evaluation return (mean)")
-        ax.fill_between(steps, [v - s for v, s in zip(values, stds)], [v + s for v, s in zip(values, stds)],
-                        color="tab:blue", alpha=0.15)  # fmt: skip
+        low, high = [v - s for v, s in zip(values, stds)], [v + s for v, s in zip(values, stds)]
+        ax.fill_between(steps, low, high, color="tab:blue", alpha=0.15)  # no band where a std is missing (NaN)
     if reference is not None:
         ax.axhline(reference, color="gray", ls="--", lw=1, label=f"reference {reference:g}")
     ax.set_ylabel("return")

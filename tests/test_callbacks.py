@@ -1,11 +1,13 @@
 """td3_steps.callbacks: a callable (or a list of them) after every step; EvalCallback, learn(eval_freq=)'s evaluation."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
 
 from td3_steps import TD3, CheckpointError, EvalCallback
-from td3_steps.callbacks import check_learn_arguments, learn_interrupted
+from td3_steps.callbacks import NoUpdateWarning, check_learn_arguments, learn_interrupted
 from td3_steps.metrics import best_evaluation_step
 
 
@@ -188,4 +190,69 @@ def test_learn_refuses_a_bad_eval_episodes_without_evaluations_too(toy_env, toy_
     for eval_freq in (0, 5):
         with pytest.raises(ValueError, match=r"number of episodes must be a positive integer, got 'abc'"):
             model.learn(3, eval_freq=eval_freq, eval_episodes="abc")
+    assert model.num_steps == 0
+
+
+def test_learn_s_evaluation_runs_before_the_callback_of_the_same_step(toy_env, toy_config):
+    """callbacks_of: "in the order they run: an EvalCallback ..., then callback": a callback sees the evaluation of
+    its step already logged (the command line's keeps the best actor that way)."""
+    rows, seen = [], []
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(
+        10, eval_freq=5, eval_episodes=1, log=rows.append,
+        callback=lambda m: seen.append([r["step"] for r in rows if "eval_return" in r]),
+    )  # fmt: skip
+    assert seen[4] == [5] and seen[9] == [5, 10]
+
+
+def test_eval_callback_keeps_its_rows_as_evaluated_whatever_a_log_adds(toy_env, toy_config):
+    best = EvalCallback(eval_freq=5, n_episodes=1)
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(10, callback=best, log=lambda row: row.update(time_s=1.0))
+    assert [sorted(row) for row in best.evaluations] == [["eval_return", "eval_return_std", "step"]] * 2
+
+
+def test_eval_callback_records_the_evaluation_s_std():
+    class Scattered:
+        num_steps = 10
+
+        def evaluate(self, n_episodes):
+            return 5.0, 2.5
+
+        def log_metrics(self, row):
+            self.logged = row
+
+    model = Scattered()
+    EvalCallback(eval_freq=10, n_episodes=3)(model)
+    assert model.logged == {"step": 10, "eval_return": 5.0, "eval_return_std": 2.5}
+
+
+def test_a_callback_answering_a_tensor_of_several_truths_is_refused(small_config):
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    with pytest.raises(TypeError, match=r"returns False to stop training, and True or None to go on; .* returned"):
+        model.learn(5, callback=lambda m: torch.tensor([True, False]))
+    assert model.num_steps == 1
+
+
+def test_a_negative_float_of_total_timesteps_gets_no_hint_to_write_it():
+    def learn(total_timesteps, *, log=None, progress_bar=False): ...
+
+    with pytest.raises(ValueError, match=r"got -100.0\.$"):
+        check_learn_arguments(learn, -100.0, False, {})
+    assert check_learn_arguments(learn, np.int64(0), False, {}) == 0
+
+
+def test_a_first_learn_of_exactly_learning_starts_steps_gets_no_warning(toy_env, toy_config):
+    """learn(learning_starts), the random steps that fill the memory and no more (as the notebooks take them), is no
+    accident: warn_if_no_update says nothing."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoUpdateWarning)
+        model.learn(toy_config.learning_starts)
+    assert model.num_steps == toy_config.learning_starts
+
+
+def test_a_log_that_is_no_function_is_refused_before_a_step(toy_env, toy_config, tmp_path):
+    """log="metrics.csv" (a path, where learn takes MetricsCSV(path)) would fail only at the first episode's end."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu")
+    with pytest.raises(TypeError, match=r"callback and log take functions .*; got '.*metrics.csv'"):
+        model.learn(10, log=str(tmp_path / "metrics.csv"))
     assert model.num_steps == 0

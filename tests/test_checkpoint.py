@@ -1,8 +1,11 @@
 """td3_steps.checkpoint: what a checkpoint holds, resume bit for bit, atomic writes, verified loads, clear errors."""
 
 import copy
+import hashlib
 import json
+import os
 import re
+import shutil
 import warnings
 
 import gymnasium as gym
@@ -632,3 +635,142 @@ def test_an_actor_or_memory_file_is_not_saved_over_a_file_torch_did_not_write(tm
         for _ in range(2):
             (model.save_policy if name == "policy.pt" else model.save_replay_memory)(tmp_path / name)
     assert isinstance(Policy.load(tmp_path / "policy.pt"), Policy)
+
+
+def test_a_save_after_a_crash_while_writing_replaces_the_half_written_tmp(tmp_path, toy_env, toy_config):
+    """A crash inside a save leaves <name>.tmp half written: the next save must write over it, not fail on it."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12)
+    (tmp_path / "ckpt.tmp").mkdir()
+    (tmp_path / "ckpt.tmp" / "meta.json").write_text("{")
+    model.save(tmp_path / "ckpt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+    assert TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu").num_steps == 12
+
+
+def test_a_save_after_a_crash_that_left_the_old_checkpoint_beside_the_new_one_succeeds(tmp_path, toy_env, toy_config):
+    """A crash after the second rename, before <name>.old was removed, leaves both: the next save replaces them."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12)
+    model.save(tmp_path / "ckpt")
+    shutil.copytree(tmp_path / "ckpt", tmp_path / "ckpt.old")
+    model.learn(5).save(tmp_path / "ckpt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+    assert TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu").num_steps == 17
+
+
+def test_an_interrupt_during_a_save_keeps_the_old_checkpoint_and_leaves_nothing_half_written(
+    tmp_path, toy_env, toy_config, monkeypatch
+):
+    """Ctrl-C (KeyboardInterrupt, no Exception) in the middle of a save must clean up as a full disk does."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(10)
+    model.save(tmp_path / "ckpt")
+    model.learn(5)
+
+    def interrupted(obj, f):
+        f.write(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model.save(tmp_path / "ckpt", include_memory=True)
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+    assert TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu").num_steps == 10
+
+
+def test_each_file_of_a_checkpoint_is_on_the_disk_before_it_is_renamed_into_place(
+    tmp_path, toy_env, toy_config, monkeypatch
+):
+    """The rename is atomic only for files already flushed to the disk (fsync): a power cut after it must not leave
+    a checkpoint of empty files under the real name."""
+    synced, fsync = [], os.fsync
+
+    def recording(fd):
+        synced.append(os.path.basename(os.readlink(f"/proc/self/fd/{fd}")))
+        return fsync(fd)
+
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12)
+    monkeypatch.setattr(os, "fsync", recording)
+    model.save(tmp_path / "ckpt", include_memory=True)
+    assert {"meta.json", "state.pt", "replay_memory.pt", "checksums.json"} <= set(synced)
+
+
+def _rewrite_meta(directory, **changes):
+    """meta.json with `changes`, and checksums.json to match it, as a td3_steps of another version would write."""
+    meta_file = directory / "meta.json"
+    meta_file.write_text(json.dumps({**json.loads(meta_file.read_text()), **changes}, indent=2))
+    checksums = json.loads((directory / "checksums.json").read_text())
+    checksums["meta.json"] = hashlib.sha256(meta_file.read_bytes()).hexdigest()
+    (directory / "checksums.json").write_text(json.dumps(checksums))
+
+
+def test_a_checkpoint_of_a_newer_format_asks_for_an_upgrade(tmp_path, toy_env, toy_config):
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12).save(tmp_path / "ckpt")
+    _rewrite_meta(tmp_path / "ckpt", version=checkpoint.VERSION + 1)
+    with pytest.raises(CheckpointError, match=rf"written by a newer td3_steps \(format {checkpoint.VERSION + 1}\);"
+                       " upgrade td3_steps"):  # fmt: skip
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+
+
+def test_a_mid_episode_checkpoint_that_does_not_replay_resumes_from_the_saved_observation(tmp_path, small_config):
+    """Where the env does not replay to the saved state (another g here), training goes on from the saved
+    observation, as the warning says, not from wherever the other env's replay ended."""
+    model = TD3("Pendulum-v1", small_config, seed=1, device="cpu").learn(130)
+    model.save(tmp_path / "ckpt")
+    with pytest.warns(UserWarning, match="did not replay to the saved state"):
+        loaded = TD3.load(tmp_path / "ckpt", gym.make("Pendulum-v1", g=2.0), device="cpu")
+    assert np.array_equal(loaded._obs, model._obs)
+
+
+def test_a_larger_buffer_size_than_the_saved_memory_s_is_told_what_to_keep(tmp_path, toy_env, toy_config):
+    """The advice (keep buffer_size, or load without the memory) must come for a larger buffer too, not torch's
+    bare mismatch wrapped as "does not fit ... or is damaged"."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12)
+    model.save(tmp_path / "ckpt", include_memory=True)
+    larger = model.config.replace(buffer_size=model.config.buffer_size + 1000)
+    with pytest.raises(CheckpointError, match=rf"capacity {model.config.buffer_size}, and config.buffer_size is"
+                       rf" {larger.buffer_size} here: keep buffer_size={model.config.buffer_size}"):  # fmt: skip
+        TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu", config=larger)
+
+
+def test_a_replay_memory_file_of_a_newer_format_asks_for_an_upgrade(tmp_path, toy_env, toy_config):
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(12)
+    file = tmp_path / "memory.pt"
+    model.save_replay_memory(file)
+    data = torch.load(file, weights_only=True)
+    data["version"] = 2
+    data["sha256"] = checkpoint._memory_digest(data)  # whole and verified, but of a format this td3_steps predates
+    torch.save(data, file)
+    fresh = TD3(toy_env(), toy_config, seed=1, device="cpu")
+    with pytest.raises(CheckpointError, match="memory.pt is a replay memory file of version 2: upgrade td3_steps"):
+        fresh.load_replay_memory(file)
+    assert len(fresh.memory) == 0
+
+
+def test_an_actor_or_memory_file_cut_short_by_a_crash_is_written_over(tmp_path, small_config):
+    """A torch file cut short (a zip's beginning, the rest missing) is one of ours, left by a crash: saving again
+    replaces it, where any other file is refused."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(10)
+    model.save_policy(tmp_path / "policy.pt")
+    model.save_replay_memory(tmp_path / "memory.pt")
+    for name in ("policy.pt", "memory.pt"):
+        file = tmp_path / name
+        file.write_bytes(file.read_bytes()[:200])
+    model.save_policy(tmp_path / "policy.pt")
+    model.save_replay_memory(tmp_path / "memory.pt")
+    assert isinstance(Policy.load(tmp_path / "policy.pt"), Policy)
+    TD3("Pendulum-v1", small_config, seed=1, device="cpu").load_replay_memory(tmp_path / "memory.pt")
+
+
+def test_a_checkpoint_name_held_by_a_file_is_refused_and_the_file_kept(tmp_path, toy_env, toy_config):
+    """save(path) where path, or the <path>.tmp or <path>.old a save puts beside it, is a file of the user's."""
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu")
+    (tmp_path / "ckpt").write_text("my notes")
+    with pytest.raises(CheckpointError, match="ckpt: a file of that name exists"):
+        model.save(tmp_path / "ckpt")
+    for beside in ("other.tmp", "other.old"):
+        (tmp_path / beside).write_text("my notes")
+        with pytest.raises(CheckpointError, match=rf"{beside} is a file, where a save puts a directory of its own"):
+            model.save(tmp_path / "other")
+        assert (tmp_path / beside).read_text() == "my notes"
+        (tmp_path / beside).unlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"] and (tmp_path / "ckpt").read_text() == "my notes"

@@ -1,9 +1,11 @@
 """td3_steps.cli: train writes a complete run directory, resume continues it exactly, every TD3Config field is a flag."""
 
 import csv
+import errno
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from td3_steps import TD3, Policy, TD3Config, cli
 from td3_steps.cli import RunError, main
 from td3_steps.config import PRESETS, field_docs, field_names
 from td3_steps.metrics import COLUMNS, MetricsCSV
+from td3_steps.schedules import LinearSchedule
 
 SHORT = ["--steps", "1300", "--eval-freq", "650", "--eval-episodes", "2"]
 HALF = ["--steps", "650", "--eval-freq", "650", "--eval-episodes", "2"]  # SHORT's first evaluation
@@ -713,6 +716,33 @@ def test_a_run_directory_in_use_by_another_training_is_refused(tmp_path, capsys)
     assert int(rows(run / "metrics.csv")[-1]["step"]) == 700
 
 
+def test_a_run_in_use_before_its_first_checkpoint_is_in_use_to_resume_too(tmp_path, capsys):
+    """--resume of a run whose training had not yet saved a checkpoint was told to start the run again with --force,
+    which that training refused."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    shutil.rmtree(run / "checkpoint")  # as before the training's first save
+    held = cli._claim(run)
+    try:
+        line = fails(["train", "--resume", str(run)], capsys)
+        assert f"{run} is in use by another training" in line and "--force" not in line, line
+    finally:
+        held.close()
+    assert f"{run} has no checkpoint/ to resume from" in fails(["train", "--resume", str(run)], capsys)
+
+
+def test_the_command_leaves_torch_s_threads_as_it_found_them(tmp_path, capsys):
+    """main() in a notebook's cell: --threads 1 set torch's threads for the rest of the kernel, even when the
+    command failed before training."""
+    threads = torch.get_num_threads()
+    other = 2 if threads == 1 else 1
+    fails(["train", "--threads", str(other), "--env", "NoSuchEnv-v0", "--out", str(tmp_path / "a")], capsys)
+    assert torch.get_num_threads() == threads
+    main(["train", "--threads", str(other), "--out", str(tmp_path / "b"), *HALF])
+    assert torch.get_num_threads() == threads
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["threads"] == other
+
+
 def test_an_output_pipe_closed_stops_training_with_its_checkpoint_saved(tmp_path):
     """`train | head -1`, or `train 2>&1 | tee log` and Ctrl-C, which ends tee too: the next write was a
     BrokenPipeError that skipped the save (exit status 1), and the run could not be resumed."""
@@ -907,3 +937,346 @@ def test_a_device_this_machine_lacks_is_named_in_the_command_lines_words(tmp_pat
         line = fails(["train", "--out", str(tmp_path / "run"), "--device", "cuda"], capsys)
         assert "not 'cuda' (no CUDA GPU here)" in line, line
     assert not (tmp_path / "run").exists()
+
+
+QUICK = ["--steps", "200", "--eval-freq", "200", "--eval-episodes", "1"]
+
+
+# ---------------------------------------------------------------- arguments, messages, exit statuses
+def test_ctrl_c_outside_training_exits_130_and_says_interrupted(tmp_path, capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_agent", interrupted)
+    with pytest.raises(SystemExit) as stopped:
+        main(["evaluate", str(tmp_path)])
+    assert stopped.value.code == 128 + signal.SIGINT
+    assert capsys.readouterr().err == "Interrupted.\n"
+
+
+def test_a_system_error_says_what_to_check(tmp_path, capsys, monkeypatch):
+    def failing_disk(*args, **kwargs):
+        raise OSError(errno.EIO, "Input/output error", str(tmp_path / "policy.pt"))
+
+    monkeypatch.setattr(cli, "_agent", failing_disk)
+    line = fails(["evaluate", str(tmp_path)], capsys)
+    assert "Input/output error" in line
+    assert line.rstrip().endswith("Check the path, that you may write there and that the disk has free space."), line
+
+
+def test_a_cleanrl_name_is_suggested_only_where_the_command_has_the_flag(capsys):
+    line = fails(["evaluate", "run", "--lr", "1e-3"], capsys)
+    assert line.startswith("error: unrecognized arguments: --lr 1e-3") and "--learning-rate" not in line, line
+
+
+def test_an_env_of_blanks_is_refused_as_an_empty_one(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--env", "  ", "--out", str(tmp_path / "r")])
+    assert "argument --env: an environment id, such as Pendulum-v1, not an empty string" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_largest_number_a_flag_takes_is_taken():
+    assert cli._parser().parse_args(["train", "--threads", str(cli.MAX_THREADS)]).threads == cli.MAX_THREADS
+    assert cli._parser().parse_args(["render", "run", "--fps", "1000"]).fps == 1000
+
+
+def test_a_choice_flag_lists_its_choices(tmp_path, capsys):
+    line = fails(["train", "--out", str(tmp_path / "r"), "--activation", "nope"], capsys)
+    assert "argument --activation: invalid choice: 'nope' (choose from" in line and "tanh" in line, line
+    assert not any(tmp_path.iterdir())
+
+
+def test_render_takes_debug_after_its_command_as_train_does(tmp_path):
+    with pytest.raises(RunError, match="does not exist"):
+        main(["render", str(tmp_path / "nowhere"), "--debug"])
+
+
+def test_main_leaves_warnings_formatted_as_it_found_them(tmp_path, capsys):
+    before = warnings.formatwarning
+    with pytest.raises(SystemExit):
+        main(["evaluate", str(tmp_path / "nowhere")])
+    assert warnings.formatwarning is before
+
+
+# ---------------------------------------------------------------- evaluate and render
+def test_evaluate_prints_the_mean_and_std_of_ten_episodes_by_default(tmp_path, capsys, monkeypatch, small_config):
+    TD3("Pendulum-v1", small_config, device="cpu").save_policy(tmp_path / "policy.pt")
+    asked = []
+    evaluate = cli.Policy.evaluate
+    monkeypatch.setattr(cli.Policy, "evaluate", lambda m, n: asked.append(n) or evaluate(m, 1))
+    capsys.readouterr()
+    main(["evaluate", str(tmp_path / "policy.pt")])
+    assert asked == [10] and capsys.readouterr().out.rstrip().endswith("over 10 deterministic episodes")
+    monkeypatch.setattr(cli.Policy, "evaluate", lambda m, n: (-1234.5, 6.7))
+    main(["evaluate", str(tmp_path / "policy.pt"), "--episodes", "1"])
+    assert capsys.readouterr().out == "Pendulum-v1: -1234.5 ± 6.7 over 1 deterministic episode\n"
+
+
+def test_render_records_at_most_400_steps_by_default(tmp_path, capsys, monkeypatch, small_config):
+    TD3("Pendulum-v1", small_config, device="cpu").save_policy(tmp_path / "policy.pt")
+    asked = []
+
+    def record(model, env_id, max_steps):
+        asked.append(max_steps)
+        return [], 0.0
+
+    monkeypatch.setattr("td3_steps.render.record_episode", record)
+    monkeypatch.setattr("td3_steps.render.write_video", lambda frames, out, fps: None)
+    main(["render", str(tmp_path / "policy.pt")])
+    assert asked == [400]
+
+
+def test_evaluate_a_damaged_checkpoint_names_the_actor_beside_it_or_the_damage(tmp_path, capsys, small_config):
+    """A checkpoint directory given itself: the run's policy.pt is in the folder above it. With no actor anywhere,
+    the checkpoint's own error says what is wrong with it, not "holds no agent"."""
+    run = tmp_path / "run"
+    model = TD3("Pendulum-v1", small_config, device="cpu")
+    model.save(run / "checkpoint")
+    model.save_policy(run / "policy.pt")
+    damaged = next(p for p in sorted((run / "checkpoint").iterdir()) if p.name != "meta.json" and p.suffix == ".pt")
+    damaged.write_bytes(b"")
+    line = fails(["evaluate", str(run / "checkpoint")], capsys)
+    assert f"The run's last actor alone is {run / 'policy.pt'}: give that to use it." in line, line
+    (run / "policy.pt").unlink()
+    line = fails(["evaluate", str(run)], capsys)
+    assert "holds no agent" not in line and damaged.name in line, line
+
+
+# ---------------------------------------------------------------- --out
+def test_seed_and_steps_take_zero(tmp_path, monkeypatch):
+    """--seed 0 and --steps 0 are values given, not "not given" (at_least(0) takes them)."""
+    monkeypatch.setattr(cli, "_train", lambda model, run, run_dir, metrics: None)  # run.json is written before it
+    main(["train", "--out", str(tmp_path / "run"), "--seed", "0", "--steps", "0", "--eval-episodes", "1"])
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (run["seed"], run["total_steps"]) == (0, 0)
+
+
+def test_a_namespaced_env_names_one_run_directory_not_a_folder_of_them(tmp_path, monkeypatch):
+    env_id = "td3_steps_test/ShortPendulum-v0"
+    gym.register(env_id, entry_point="gymnasium.envs.classic_control:PendulumEnv", max_episode_steps=20)
+    monkeypatch.chdir(tmp_path)
+    try:
+        main(["train", "--env", env_id, "--net-arch", "8", "--learning-starts", "20", "--batch-size", "8",
+              "--steps", "30", "--eval-freq", "30", "--eval-episodes", "1"])  # fmt: skip
+    finally:
+        del gym.registry[env_id]
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["td3_steps_test-ShortPendulum-v0-seed0"]
+
+
+def test_a_refused_out_is_left_as_it_was(tmp_path, capsys, files_in):
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    threads = torch.get_num_threads()
+    try:
+        line = fails(["train", "--out", str(out), "--threads", str(threads + 1), *QUICK], capsys)
+        assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(threads)
+    assert "is not empty (notes.txt)" in line
+    assert files_in(out) == {"notes.txt": b"mine"}  # no .training.lock either
+
+
+def test_an_out_that_may_not_be_written_is_refused_before_anything(tmp_path, capsys, monkeypatch):
+    """os.access, as the check asks it: these tests may run as root, for whom every folder is writable."""
+    monkeypatch.setattr(cli.os, "access", lambda path, mode, **kwargs: Path(path) != tmp_path)
+    line = fails(["train", "--out", str(tmp_path / "run"), *QUICK], capsys)
+    assert f"{tmp_path} is not writable here; choose an --out where you may write" in line, line
+    assert not any(tmp_path.iterdir())
+
+
+def test_an_out_holding_only_a_lock_left_by_a_failed_start_is_empty(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / ".training.lock").write_text("12345\n")
+    main(["train", "--out", str(tmp_path / "run"), *QUICK])
+    assert TD3.load(tmp_path / "run" / "checkpoint").num_steps == 200
+
+
+def test_force_replaces_the_old_copies_an_interrupted_save_left(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["train", "--out", str(out), *QUICK])
+    (out / "checkpoint").rename(out / "checkpoint.old")
+    (out / "metrics.csv").rename(out / "metrics.csv.old")
+    (out / "policy.pt.keep").write_text("mine")
+    capsys.readouterr()
+    main(["train", "--out", str(out), "--force", *QUICK])
+    assert "checkpoint.old/" in capsys.readouterr().err
+    assert not (out / "checkpoint.old").exists() and not (out / "metrics.csv.old").exists()
+    assert (out / "policy.pt.keep").read_text() == "mine"
+
+
+def test_the_lock_file_is_refused_as_a_tensorboard_log(tmp_path, capsys):
+    line = fails(["train", "--out", str(tmp_path / "run"), "--tensorboard-log", str(tmp_path / "run" / ".training.lock"),
+                  *QUICK], capsys)  # fmt: skip
+    assert "is the run's own, which training replaces" in line, line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_tensorboard_log_that_is_the_run_directory_is_recorded_relative_to_it(tmp_path):
+    pytest.importorskip("tensorboard")
+    main(["train", "--out", str(tmp_path / "run"), "--tensorboard-log", str(tmp_path / "run"), *QUICK])
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["tensorboard_log"] == "."
+
+
+# ---------------------------------------------------------------- --resume
+def test_resume_releases_the_run_when_it_fails_after_taking_it(tmp_path):
+    """A notebook keeps the last error (and what it held) alive: the run must be free for the next try all the same."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *QUICK])
+    with pytest.raises(SystemExit) as failed:
+        main(["train", "--resume", str(run), "--steps", "100"])  # refused once the run is held: fewer steps than taken
+    cli._claim(run).close()  # free again, while the error is still around
+    assert failed.value.code.startswith("error: ")
+
+
+def test_resume_changes_threads_and_checkpoint_freq_and_records_them(tmp_path, capsys, monkeypatch):
+    default = torch.get_num_threads()
+    run = tmp_path / "run"
+    saved = []
+    save = TD3.save
+    monkeypatch.setattr(TD3, "save", lambda m, *a, **k: saved.append(m.num_steps) or save(m, *a, **k))
+    try:
+        main(["train", "--out", str(run), *QUICK])
+        capsys.readouterr()
+        saved.clear()
+        main(
+            ["train", "--resume", str(run), "--steps", "400", "--threads", str(default + 1), "--checkpoint-freq", "50"]
+        )
+        assert torch.get_num_threads() == default + 1
+    finally:
+        torch.set_num_threads(default)
+    assert f"checkpoint_freq None -> 50, threads {default} -> {default + 1}." in capsys.readouterr().err
+    recorded = json.loads((run / "run.json").read_text())
+    assert (recorded["threads"], recorded["checkpoint_freq"]) == (default + 1, 50)
+    assert saved == [250, 300, 350, 400]
+
+
+def test_resume_names_only_what_changed_and_leaves_run_json_else(tmp_path, capsys):
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *QUICK])
+    before = (run / "run.json").read_bytes()
+    capsys.readouterr()
+    main(["train", "--resume", str(run), "--eval-freq", "200", "--eval-episodes", "1"])  # as recorded
+    err = capsys.readouterr().err
+    assert "From step" not in err and (run / "run.json").read_bytes() == before, err
+    main(["train", "--resume", str(run), "--steps", "300", "--eval-freq", "200"])
+    err = capsys.readouterr().err
+    assert "(recorded in " in err and ": total_steps 200 -> 300." in err, err
+
+
+def test_run_json_is_replaced_whole_never_written_over(tmp_path):
+    """A reader of run.json (or a crash) never meets half of it: the new one is renamed over the old."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *QUICK])
+    before = (run / "run.json").read_text()
+    with open(run / "run.json") as reader:
+        main(["train", "--resume", str(run), "--steps", "250"])
+        assert reader.read() == before
+    assert json.loads((run / "run.json").read_text())["total_steps"] == 250
+
+
+def test_a_crash_between_checkpoints_resumes_from_the_last_evaluation_without_doubled_rows(tmp_path, monkeypatch):
+    """A crash (no signal: nothing saved then) after the evaluation at 400: the checkpoint of that evaluation is
+    there, and the resumed run's metrics.csv drops the rows logged after it, which it logs again."""
+    log = MetricsCSV.__call__
+
+    def log_then_crash(metrics, row):
+        log(metrics, row)
+        if row["step"] == 600 and row.get("episode_return") is not None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(MetricsCSV, "__call__", log_then_crash)
+    run = tmp_path / "run"
+    flags = ["--steps", "800", "--eval-freq", "400", "--eval-episodes", "1", "--learning-starts", "300"]
+    with pytest.raises(SystemExit):
+        main(["train", "--out", str(run), *flags])
+    monkeypatch.undo()
+    assert TD3.load(run / "checkpoint").num_steps == 400
+    assert [int(r["step"]) for r in rows(run / "metrics.csv")][-1] == 600
+    main(["train", "--resume", str(run)])
+    steps = [int(r["step"]) for r in rows(run / "metrics.csv")]
+    assert steps == [200, 400, 400, 600, 800, 800], steps
+
+
+def test_a_resumed_runs_time_goes_on_from_its_last_row(tmp_path):
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *QUICK])
+    table = rows(run / "metrics.csv")
+    with open(run / "metrics.csv", "w", newline="") as f:  # as if the first sitting had taken an hour
+        writer = csv.DictWriter(f, list(table[0]))
+        writer.writeheader()
+        writer.writerows({**r, "time_s": str(float(r["time_s"]) + 3600)} for r in table)
+    main(["train", "--resume", str(run), "--steps", "250"])
+    times = [float(r["time_s"]) for r in rows(run / "metrics.csv")]
+    assert times == sorted(times) and times[-1] > 3600, times
+
+
+def test_the_summary_names_the_final_and_the_best_evaluation(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(TD3, "evaluate", lambda model, n_episodes: (-100.0 - model.num_steps, 1.0))  # the first best
+    main(["train", "--out", str(tmp_path / "run"), "--steps", "400", "--eval-freq", "200", "--eval-episodes", "1"])
+    out = capsys.readouterr().out
+    assert "Final evaluation after 400 steps: -500.0 ± 1.0 over 1 deterministic episode" in out, out
+    assert "Best evaluation: -300.0 ± 1.0 at step 200 (best_policy.pt)." in out, out
+
+
+def test_a_stopped_run_says_how_to_resume_in_the_command_it_was_called_by(tmp_path, capsys, monkeypatch):
+    log = MetricsCSV.__call__
+
+    def log_then_ctrl_c(metrics, row):
+        log(metrics, row)
+        if row["step"] == 200:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(MetricsCSV, "__call__", log_then_ctrl_c)
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/td3-steps"])
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as stopped:
+        main(["train", "--out", str(run), "--steps", "400", "--eval-freq", "400", "--eval-episodes", "1"])
+    assert stopped.value.code == 130
+    assert f"Continue with: td3-steps train --resume {run}" in capsys.readouterr().err
+
+
+def test_a_file_put_into_the_checkpoint_during_training_is_named_not_taken_for_a_full_disk(
+    tmp_path, capsys, monkeypatch
+):
+    run = tmp_path / "run"
+    log = MetricsCSV.__call__
+
+    def log_then_drop_a_file(metrics, row):
+        log(metrics, row)
+        if row["step"] == 200 and (run / "checkpoint").is_dir():  # after the save at step 100, before the next
+            (run / "checkpoint" / "notes.txt").write_text("mine")
+
+    monkeypatch.setattr(MetricsCSV, "__call__", log_then_drop_a_file)
+    line = fails(["train", "--out", str(run), "--steps", "400", "--eval-freq", "200", "--eval-episodes", "1",
+                  "--checkpoint-freq", "100"], capsys)  # fmt: skip
+    assert "notes.txt" in line and "free some disk space" not in line, line
+
+
+def test_the_flags_of_a_run_refuse_a_schedule_no_flag_gives():
+    """config_flags (the results table's command) would write --learning-rate {'schedule': ...}, which train refuses."""
+    base = PRESETS["pendulum"].config
+    config = base.replace(learning_rate=LinearSchedule(1e-3, 1e-4)).to_dict()
+    with pytest.raises(ValueError, match="learning_rate is a schedule"):
+        cli.config_flags(config, base.to_dict())
+    flags = cli.config_flags(base.replace(tau=0.01, layer_norm=True).to_dict(), base.to_dict())
+    assert sorted(flags) == ["--layer-norm", "--tau 0.01"]
+
+
+def test_evaluate_reads_the_agent_not_the_replay_memory(tmp_path, capsys):
+    """The replay memory (gigabytes for a long run) is not needed to act: a damaged one does not stop evaluate."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *QUICK])
+    (run / "checkpoint" / "replay_memory.pt").write_bytes(b"damaged")
+    capsys.readouterr()
+    main(["evaluate", str(run), "--episodes", "1"])
+    assert capsys.readouterr().out.startswith("Pendulum-v1: ")
+
+
+def test_an_error_of_several_lines_is_said_on_one(tmp_path, capsys, monkeypatch):
+    def wrapped(*args, **kwargs):
+        raise ValueError("Cannot make the environment:\n  its module failed.\n")
+
+    monkeypatch.setattr(cli, "_agent", wrapped)
+    assert fails(["evaluate", str(tmp_path)], capsys) == "error: Cannot make the environment: its module failed."

@@ -5,6 +5,7 @@ import math
 import sys
 import types
 
+import matplotlib.axes
 import pytest
 import torch
 
@@ -16,7 +17,9 @@ from td3_steps.metrics import (
     MetricsCSV,
     UpdateStats,
     best_evaluation_step,
+    check_row,
     plot_learning_curve,
+    read_evaluations,
     read_metrics,
     read_rows,
 )
@@ -308,3 +311,97 @@ def test_update_stats_count_what_was_recorded_since_a_round_began():
     stats.check_recorded(before, 2, "TD3")
     with pytest.raises(TypeError, match=r"^Mine.train_step ran 3 iteration\(s\) but recorded 2: end a train_step"):
         stats.check_recorded(before, 3, "Mine")
+
+
+def _q(*means):
+    return [torch.full((4, 1), float(m)) for m in means]
+
+
+def test_update_stats_of_a_second_interval_are_its_own_means():
+    stats = UpdateStats(torch.device("cpu"))
+    stats.record(torch.tensor(10.0), _q(1, 2), torch.tensor(4.0))
+    stats.flush(iterations=1, step=10)
+    stats.record(torch.tensor(2.0), _q(5, 6), torch.tensor(-2.0))
+    assert stats.flush(iterations=2, step=20) == {"critic_loss": 2.0, "actor_loss": -2.0, "q1_mean": 5.0,
+                                                  "q2_mean": 6.0}  # fmt: skip
+
+
+def test_q2_mean_is_the_last_critic_s_with_more_than_two_critics():
+    stats = UpdateStats(torch.device("cpu"))
+    stats.record(torch.tensor(1.0), _q(1, 2, 3), None)
+    row = stats.flush(iterations=1, step=5)
+    assert (row["q1_mean"], row["q2_mean"]) == (1.0, 3.0)
+
+
+def test_update_stats_restored_from_a_checkpoint_go_on_with_their_counts():
+    """A checkpoint holds the sums and counts of the interval in progress: after load, the means and the dating of
+    a non-finite loss go on as if the run had not stopped."""
+    saved = UpdateStats(torch.device("cpu"))
+    for actor_loss in (torch.tensor(-3.0), None, None):
+        saved.record(torch.tensor(1.0), _q(0, 0), actor_loss)
+    restored = UpdateStats(torch.device("cpu"))
+    restored.load_state_dict(saved.state_dict())
+    assert restored.flush(iterations=3, step=9)["actor_loss"] == -3.0  # one actor update in three iterations
+
+    restored.load_state_dict(saved.state_dict())  # 10 iterations before the interval, 3 in it when saved
+    restored.record(torch.tensor(math.inf), _q(0, 0), None)
+    with pytest.raises(TrainingError, match=r"critic loss \(step 11\) became NaN or infinite at iteration 14 "):
+        restored.flush(iterations=14, step=30)
+
+
+def test_a_metrics_row_may_be_logged_at_step_0():
+    """'step' is a whole number >= 0: an evaluation before any training is logged at step 0."""
+    check_row({"step": 0, "eval_return": -3.0, "eval_return_std": 0.5})
+
+
+def test_metrics_csv_writes_floats_to_six_significant_digits(tmp_path):
+    path = tmp_path / "metrics.csv"
+    MetricsCSV(path)({"step": 5, "critic_loss": 0.123456789, "eval_return": -1234.5678})
+    row = read_rows(path)[0]
+    assert (row["critic_loss"], row["eval_return"]) == ("0.123457", "-1234.57")
+
+
+def test_a_metrics_csv_resumed_where_there_is_no_file_yet_starts_one(tmp_path):
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path, resume_from_step=100)
+    log({"step": 105, "episode_return": -1.0})
+    assert [row["step"] for row in read_rows(path)] == ["105"]
+
+
+def test_the_learning_curve_draws_the_evaluations_std_band(tmp_path, monkeypatch):
+    bands = []
+    fill = matplotlib.axes.Axes.fill_between
+    monkeypatch.setattr(matplotlib.axes.Axes, "fill_between",
+                        lambda self, x, y1, y2, **kw: bands.append((list(y1), list(y2))) or fill(self, x, y1, y2, **kw))  # fmt: skip
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    log({"step": 100, "eval_return": -2.0, "eval_return_std": 0.5})
+    log({"step": 200, "eval_return": -1.0, "eval_return_std": 0.25})
+    plot_learning_curve(path, tmp_path / "curve.png")
+    assert bands == [([-2.5, -1.25], [-1.5, -0.75])]
+
+
+def test_an_evaluation_logged_without_its_std_keeps_every_evaluation_at_its_own_step(tmp_path, monkeypatch):
+    """The means and stds were paired by position: with a std missing, the best evaluation (step 20) was lost and
+    step 10 got step 20's std."""
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    log({"step": 10, "eval_return": 1.0})
+    log({"step": 20, "eval_return": 5.0, "eval_return_std": 0.5})
+    _, evaluations = read_evaluations(path)
+    assert list(evaluations) == [10, 20] and math.isnan(evaluations[10][1]) and evaluations[20] == (5.0, 0.5)
+    assert best_evaluation_step(evaluations) == 20
+    bands = []
+    fill = matplotlib.axes.Axes.fill_between
+    monkeypatch.setattr(matplotlib.axes.Axes, "fill_between",
+                        lambda self, x, y1, y2, **kw: bands.append(list(y2)) or fill(self, x, y1, y2, **kw))  # fmt: skip
+    plot_learning_curve(path, tmp_path / "curve.png")
+    assert math.isnan(bands[0][0]) and bands[0][1] == 5.5
+
+
+def test_a_whole_row_whose_step_is_no_number_is_refused_by_its_line_on_resume(tmp_path):
+    path = tmp_path / "metrics.csv"
+    MetricsCSV(path)
+    path.write_text(path.read_text() + "1e2,,,-1,0,,,,,\n200,,,-2,0,,,,,\n")
+    with pytest.raises(ValueError, match=r"metrics.csv, line 2, is not a whole row with a step number"):
+        MetricsCSV(path, resume_from_step=200)

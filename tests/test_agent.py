@@ -652,3 +652,69 @@ def test_warm_up_actions_are_uniform_over_the_whole_box(small_config, toy_env):
     assert np.all(actions >= low) and np.all(actions <= high)
     assert np.all(actions.min(0) < low + 0.05 * width) and np.all(actions.max(0) > high - 0.05 * width)
     assert np.allclose(actions.mean(0), (low + high) / 2, atol=0.1 * width.max())
+
+
+def test_train_step_target_is_reward_plus_gamma_times_the_minimum_where_not_terminated(
+    monkeypatch, toy_env, toy_config
+):
+    """y = r + gamma * (1 - terminated) * min(Q_t1, Q_t2) with the config's gamma and the batch's own terminated
+    flags. The written-out update runs on Pendulum (never terminated) with the default gamma, so neither a target
+    that ignores the flags nor one with gamma fixed at 0.99 would show there."""
+    config = toy_config.replace(gamma=0.5, batch_size=64)
+    model = TD3(toy_env(terminate_at=3), config, seed=0, device="cpu").learn(10)  # warm-up only
+    seen = {}
+    sample = model.memory.sample
+    target_q_values, critic_loss = td3_steps.agent.target_q_values, td3_steps.agent.critic_loss
+
+    def spy_sample(*args):
+        seen["batch"] = sample(*args)
+        return seen["batch"]
+
+    def spy_target_q_values(*args):
+        seen["qs"] = target_q_values(*args)
+        return seen["qs"]
+
+    def spy_critic_loss(q_values, target):
+        seen["y"] = target
+        return critic_loss(q_values, target)
+
+    monkeypatch.setattr(model.memory, "sample", spy_sample)
+    monkeypatch.setattr(td3_steps.agent, "target_q_values", spy_target_q_values)
+    monkeypatch.setattr(td3_steps.agent, "critic_loss", spy_critic_loss)
+    model.train_step()
+    batch = seen["batch"]
+    assert 0 < batch.terminated.sum() < config.batch_size  # terminal and non-terminal transitions both drawn
+    expected = batch.reward + 0.5 * (1.0 - batch.terminated) * torch.minimum(*seen["qs"])
+    assert torch.allclose(seen["y"], expected)
+    terminal = batch.terminated[:, 0] == 1
+    assert torch.equal(seen["y"][terminal], batch.reward[terminal])  # no bootstrap from a terminal s'
+
+
+def test_warm_up_actions_draw_from_the_acting_stream_alone(toy_env, toy_config):
+    """The uniform warm-up actions come from act_rng: after a warm-up, update_rng (batches, target smoothing) has
+    drawn nothing, so the updates' stream does not depend on how long the warm-up was."""
+    fresh = TD3(toy_env(), toy_config, seed=0, device="cpu")
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(10)  # learning_starts=10: warm-up only
+    assert model.critic_updates == 0
+    assert torch.equal(model.update_rng.get_state(), fresh.update_rng.get_state())
+    low, high = fresh.action_low, fresh.action_high
+    expected = torch.stack([low + torch.rand(low.shape, generator=fresh.act_rng) * (high - low) for _ in range(10)])
+    assert torch.equal(model.memory.action[:10], expected)
+
+
+def test_a_memory_smaller_than_learning_starts_trains_once_full(toy_env, toy_config):
+    """buffer_size below learning_starts: the memory is warm once full (it can never hold learning_starts
+    transitions), so updates start after learning_starts steps as usual."""
+    model = TD3(toy_env(), toy_config.replace(buffer_size=8, batch_size=4), seed=0, device="cpu").learn(12)
+    assert len(model.memory) == 8
+    assert model.critic_updates == 2  # steps 11 and 12
+
+
+def test_no_random_exploration_draws_nothing_beyond_the_acting_noise(toy_env, toy_config):
+    """random_exploration=0 (the default) draws no coin from act_rng: one step acted by the actor draws its
+    Gaussian noise alone, so the acting stream is the one Policy.explore alone would give."""
+    config = toy_config.replace(learning_starts=0, train_freq=10_000)  # acts with the actor, never trains
+    fresh = TD3(toy_env(), config, seed=0, device="cpu")
+    model = TD3(toy_env(), config, seed=0, device="cpu").learn(1)
+    torch.randn((1,), generator=fresh.act_rng)  # the one noise draw of one step (action_dim 1)
+    assert torch.equal(model.act_rng.get_state(), fresh.act_rng.get_state())

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .config import ConfigError, TD3Config
+from .config import ConfigError, TD3Config, config_of
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import ActionScaleWarning, bounds_mismatch, env_action, stored_observation
@@ -233,6 +233,8 @@ def find_checkpoint(path) -> Path:
     """The checkpoint directory `path` (through a link, as a save writes it), or `<path>.old` where a crash between
     write_checkpoint's two renames left it."""
     path = through_link(as_path(path, "The checkpoint directory"))
+    if not path.name:  # "/" or ".", which have no siblings
+        return path
     _, old = _tmp_and_old(path)
     return old if not path.exists() and old.is_dir() else path
 
@@ -459,6 +461,7 @@ def agent_state(model) -> tuple[dict, dict]:
 def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, networks: dict, tensorboard_log):
     """The agent of class `cls` that the checkpoint at `path` describes, ready to continue (see TD3.load)."""
     check_flag("load", "memory", memory)
+    config = config if config is None else config_of(config, {})
     meta, state, memory_state = read_checkpoint(path, map_location="cpu", memory=memory)
     env = meta["env_id"] if env is None else env
     if env is None:

@@ -34,6 +34,7 @@ SCHEDULE_TYPES = tuple(SCHEDULES.values())
 # the command line offers CHOICES. The config sits below the pieces it configures.
 ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "elu": "ELU", "leaky_relu": "LeakyReLU", "gelu": "GELU"}  # torch.nn
 NOISE_TYPES = ("normal", "ornstein-uhlenbeck")
+OU_DT = 1e-2  # the Ornstein-Uhlenbeck process's time step per action: x shrinks by the factor 1 - theta * dt
 FEATURES_EXTRACTORS = ("auto", "flatten", "nature_cnn")
 CHOICES = {"activation": tuple(ACTIVATIONS), "noise_type": NOISE_TYPES, "features_extractor": FEATURES_EXTRACTORS}
 
@@ -126,8 +127,8 @@ class TD3Config:
     noise_type: str = "normal"
     """Acting noise: "normal" (Gaussian, the paper's) or "ornstein-uhlenbeck" (DDPG's); see td3_steps.noise."""
     ou_theta: float = 0.15
-    """theta, the pull back to 0 of the Ornstein-Uhlenbeck noise (which refuses one so large that it would grow
-    without bound: td3_steps.noise)."""
+    """theta, the pull back to 0 of the Ornstein-Uhlenbeck noise: >= 0 and below 2 / dt = 200, beyond which the noise
+    would grow without bound (td3_steps.noise)."""
     random_exploration: float = 0.0
     """Probability of a uniformly random action instead of pi(s) + noise after learning_starts."""
     net_arch: tuple[int, ...] = (400, 300)
@@ -186,7 +187,7 @@ class TD3Config:
         _check_schedulable(
             self, "exploration_noise", lambda v: v >= 0, "a finite number >= 0 (a fraction of the half-range)"
         )
-        _check_number(self, "ou_theta", lambda v: v >= 0, ">= 0, e.g. 0.15")
+        _check_number(self, "ou_theta", lambda v: 0 <= v < 2 / OU_DT, f">= 0 and below {2 / OU_DT:g}, e.g. 0.15")
         _check_number(self, "random_exploration", lambda v: 0 <= v <= 1, "in [0, 1] (a probability)")
         _check(self, "net_arch", is_sizes, NET_ARCH)
         for name, choices in CHOICES.items():
@@ -319,8 +320,13 @@ def _python_value(value):
 
 
 def _is_sequence(value) -> bool:
-    """Values in an order (a set has none: its layer sizes would come in any order)."""
-    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict, set, frozenset))
+    """Values in an order (a set has none: its layer sizes would come in any order; a 0-d array or tensor holds one
+    number, which does not iterate)."""
+    return (
+        isinstance(value, Iterable)
+        and not isinstance(value, (str, bytes, dict, set, frozenset))
+        and getattr(value, "ndim", 1) != 0
+    )
 
 
 def _check_int(config: TD3Config, name: str, minimum: int) -> None:

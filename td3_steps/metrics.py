@@ -16,6 +16,7 @@ from .files import (
     check_directory_path,
     check_file_path,
     check_writable,
+    make_parents,
     write_atomically,
     write_text_atomically,
 )
@@ -34,23 +35,23 @@ COLUMNS = [
 ]
 
 
-def check_row(row) -> None:
+def check_row(row, who: str = "log_metrics") -> None:
     """A metrics row is a dict with the key "step", a whole number, and others of COLUMNS (a CSV's columns are
-    fixed) holding plain numbers: else an error naming the key, before any log writes part of it (a tensor or None
-    written to metrics.csv would make it unreadable)."""
+    fixed) holding plain numbers: else an error naming the key (and `who` took the row), before any log writes part
+    of it (a tensor or None written to metrics.csv would make it unreadable)."""
     if not isinstance(row, dict) or "step" not in row or not row.keys() <= set(COLUMNS):
         others = sorted(map(str, row.keys() - set(COLUMNS))) if isinstance(row, dict) else []
         raise ValueError(
-            f"log_metrics takes a dict with the key 'step' and others of {', '.join(COLUMNS[1:])}"
+            f"{who} takes a dict with the key 'step' and others of {', '.join(COLUMNS[1:])}"
             f" (the columns of metrics.csv){'; not ' + ', '.join(others) if others else ''}, got {row!r:.120}."
             " Log a measure of your own to a file or writer of your own, from the callback."
         )
     if not is_count(row["step"], 0):
-        raise ValueError(f"log_metrics: 'step' must be a whole number >= 0, the environment step; got {row['step']!r}.")
+        raise ValueError(f"{who}: 'step' must be a whole number >= 0, the environment step; got {row['step']!r}.")
     name, value = next(((k, v) for k, v in row.items() if not is_real(v)), (None, None))
     if name is not None:
         raise TypeError(
-            f"log_metrics: {name!r} must be a number (an int or a float), got {value!r:.80}."
+            f"{who}: {name!r} must be a number (an int or a float), got {value!r:.80}."
             + (" Read a tensor's number first: value.item()." if isinstance(value, torch.Tensor) else "")
         )
 
@@ -158,6 +159,11 @@ class MetricsCSV:
 
     def __init__(self, path, resume_from_step: int | None = None):
         self.path = check_file_path(as_path(path, "The metrics file"))
+        if resume_from_step is not None and not is_count(resume_from_step, 0):
+            raise ValueError(
+                "MetricsCSV: resume_from_step must be a whole number >= 0 (the step to keep the rows up to, such as"
+                f" model.num_timesteps), or None to start the file afresh; got {resume_from_step!r:.80}."
+            )
         if self.path.exists() and self.path.stat().st_size and not is_metrics_file(self.path):
             raise FileExistsError(
                 f"{self.path} is not a td3_steps metrics file, and MetricsCSV would write over it. Choose another"
@@ -176,6 +182,7 @@ class MetricsCSV:
                     )
             self._rewrite([row for row in rows if int(row["step"]) <= resume_from_step])
         else:
+            make_parents(self.path)
             self._rewrite([])
 
     def _rewrite(self, rows: list[dict]) -> None:
@@ -186,6 +193,7 @@ class MetricsCSV:
         write_text_atomically(self.path, text.getvalue())
 
     def __call__(self, row: dict) -> None:
+        check_row(row, "MetricsCSV")
         with open(self.path, "a", newline="") as f:
             csv.DictWriter(f, COLUMNS).writerow({key: _format(value) for key, value in row.items()})
 

@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from .config import NOISE_TYPES
+from .config import NOISE_TYPES, OU_DT
 from .counts import is_count, is_number
 from .devices import resolve_device
 from .failures import explain_failures, generator_problem, tensor_problem
@@ -43,9 +43,6 @@ class GaussianNoise:
 
     def load_state_dict(self, state: dict) -> None:
         pass
-
-
-OU_DT = 1e-2  # the Ornstein-Uhlenbeck process's time step per action: x shrinks by the factor 1 - theta * dt
 
 
 class OrnsteinUhlenbeckNoise:

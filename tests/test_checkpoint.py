@@ -774,3 +774,16 @@ def test_a_checkpoint_name_held_by_a_file_is_refused_and_the_file_kept(tmp_path,
         assert (tmp_path / beside).read_text() == "my notes"
         (tmp_path / beside).unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"] and (tmp_path / "ckpt").read_text() == "my notes"
+
+
+@pytest.mark.parametrize("path", ["/", "."])
+def test_load_of_a_root_or_the_current_folder_says_it_holds_no_checkpoint(path):
+    """TD3.load("/") failed inside pathlib: "PosixPath('/') has an empty name"."""
+    with pytest.raises(CheckpointError, match=r"is not a td3_steps checkpoint \(it has no meta.json\)"):
+        TD3.load(path)
+
+
+def test_load_refuses_a_config_that_is_no_config_before_reading(tmp_path):
+    """TD3.load(path, config={...}) failed deep in the load: 'dict' object has no attribute 'to_dict'."""
+    with pytest.raises(TypeError, match=r"config must be a TD3Config, got dict: use TD3Config"):
+        TD3.load(tmp_path / "nothing", config={"net_arch": (8,)})

@@ -115,17 +115,20 @@ def test_resume_continues_to_the_same_result(tmp_path):
     assert without_time(rows(straight / "metrics.csv")) == without_time(rows(split / "metrics.csv"))
 
 
-def test_threads_are_kept_in_run_json_and_used_again_on_resume(tmp_path):
-    default = torch.get_num_threads()
+def threads_in_training(monkeypatch) -> list[int]:
+    """The torch thread count each training of main() ran with (main puts the process's own back at its end)."""
+    seen, train = [], cli._train
+    monkeypatch.setattr(cli, "_train", lambda *args: seen.append(torch.get_num_threads()) or train(*args))
+    return seen
+
+
+def test_threads_are_kept_in_run_json_and_used_again_on_resume(tmp_path, monkeypatch):
+    default, seen = torch.get_num_threads(), threads_in_training(monkeypatch)
     run = tmp_path / "run"
-    try:
-        main(["train", "--out", str(run), "--threads", str(default + 1), *HALF])
-        assert json.loads((run / "run.json").read_text())["threads"] == default + 1
-        torch.set_num_threads(default)
-        main(["train", "--resume", str(run), "--steps", "700"])
-        assert torch.get_num_threads() == default + 1
-    finally:
-        torch.set_num_threads(default)
+    main(["train", "--out", str(run), "--threads", str(default + 1), *HALF])
+    assert json.loads((run / "run.json").read_text())["threads"] == default + 1
+    main(["train", "--resume", str(run), "--steps", "700"])
+    assert seen == [default + 1, default + 1] and torch.get_num_threads() == default
 
 
 def test_evaluate_and_render(tmp_path, capsys):
@@ -1131,21 +1134,16 @@ def test_resume_releases_the_run_when_it_fails_after_taking_it(tmp_path):
 
 
 def test_resume_changes_threads_and_checkpoint_freq_and_records_them(tmp_path, capsys, monkeypatch):
-    default = torch.get_num_threads()
+    default, seen = torch.get_num_threads(), threads_in_training(monkeypatch)
     run = tmp_path / "run"
     saved = []
     save = TD3.save
     monkeypatch.setattr(TD3, "save", lambda m, *a, **k: saved.append(m.num_steps) or save(m, *a, **k))
-    try:
-        main(["train", "--out", str(run), *QUICK])
-        capsys.readouterr()
-        saved.clear()
-        main(
-            ["train", "--resume", str(run), "--steps", "400", "--threads", str(default + 1), "--checkpoint-freq", "50"]
-        )
-        assert torch.get_num_threads() == default + 1
-    finally:
-        torch.set_num_threads(default)
+    main(["train", "--out", str(run), *QUICK])
+    capsys.readouterr()
+    saved.clear()
+    main(["train", "--resume", str(run), "--steps", "400", "--threads", str(default + 1), "--checkpoint-freq", "50"])
+    assert seen[-1] == default + 1
     assert f"checkpoint_freq None -> 50, threads {default} -> {default + 1}." in capsys.readouterr().err
     recorded = json.loads((run / "run.json").read_text())
     assert (recorded["threads"], recorded["checkpoint_freq"]) == (default + 1, 50)

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from td3_steps import ConfigError, LinearSchedule, TD3Config
 from td3_steps.config import field_docs, field_names
@@ -14,7 +15,8 @@ from td3_steps.config import field_docs, field_names
     [("tau", 0.0), ("tau", 1.5), ("target_policy_noise", -0.1), ("exploration_noise", -1.0), ("gamma", 1.2),
      ("batch_size", 0), ("learning_rate", 0.0), ("learning_rate", 1.5), ("learning_rate", 1e30), ("noise_type", np.array(["normal", "x"])), ("net_arch", ()), ("policy_delay", 0), ("n_critics", 0),
      ("tau", float("nan")), ("activation", "swish"), ("layer_norm", 2), ("net_arch", {8, 16}), ("features_extractor", "resnet"),
-     ("share_features_extractor", "no"), ("noise_type", "pink"), ("random_exploration", 1.5), ("ou_theta", -0.1),
+     ("share_features_extractor", "no"), ("noise_type", "pink"), ("random_exploration", 1.5), ("ou_theta", -0.1), ("ou_theta", 200.0),
+     ("net_arch", np.array(64)), ("net_arch", torch.tensor(1e-3)),
      ("train_freq", (1, "epoch")), ("train_freq", 0), ("gradient_steps", 0), ("gradient_steps", -2),
      ("learning_rate", LinearSchedule(1e-3, -1e-4)), ("exploration_noise", lambda progress: -0.1),
      ("learning_rate", "fast")],

@@ -405,3 +405,32 @@ def test_a_whole_row_whose_step_is_no_number_is_refused_by_its_line_on_resume(tm
     path.write_text(path.read_text() + "1e2,,,-1,0,,,,,\n200,,,-2,0,,,,,\n")
     with pytest.raises(ValueError, match=r"metrics.csv, line 2, is not a whole row with a step number"):
         MetricsCSV(path, resume_from_step=200)
+
+
+@pytest.mark.parametrize("step", [True, -1, math.nan, 25.5, "30"])
+def test_a_resume_step_that_is_no_step_is_refused_and_the_file_kept(tmp_path, step):
+    """resume_from_step=True, -1 or nan emptied the file, 25.5 dropped rows, and "30" failed inside a comparison."""
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    for k in range(1, 6):
+        log({"step": 10 * k, "episode_return": -1.0})
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=r"MetricsCSV: resume_from_step must be a whole number >= 0 .*; got "):
+        MetricsCSV(path, resume_from_step=step)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("row", [{}, None, {"step": -5}, {"step": True}, {"step": 1.5}, {"step": 1, "bogus": 2}])
+def test_a_metrics_csv_refuses_a_row_that_is_no_metrics_row(tmp_path, row):
+    """Called by itself (not through log_metrics), it wrote an empty row, a step of -5, True or 1.5, or failed inside
+    the csv module."""
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    with pytest.raises(ValueError, match=r"^MetricsCSV"):
+        log(row)
+    assert read_rows(path) == []
+
+
+def test_a_metrics_csv_makes_the_folders_its_path_needs(tmp_path):
+    MetricsCSV(tmp_path / "new" / "metrics.csv")({"step": 1, "episode_return": -1.0})
+    assert [row["step"] for row in read_rows(tmp_path / "new" / "metrics.csv")] == ["1"]

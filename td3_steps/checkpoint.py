@@ -56,6 +56,8 @@ REMEDY = (
     " to load with other settings, pass TD3.load(path, config=...) rather than editing meta.json."
 )
 MEMORY_FORMAT = "td3_steps replay memory"
+POLICY_FORMAT = "td3_steps policy"  # an actor alone (td3_steps.policy)
+FORMATS = (MEMORY_FORMAT, POLICY_FORMAT)  # the files of ours that save_atomically writes
 MEMORY_REMEDY = "Use another copy of the file, or write it again with save_replay_memory from the agent that holds it."
 # What get_parameters returns and set_parameters takes: the networks, their targets, the optimizers.
 PARAMETERS = ("actor", "actor_target", "critics", "critic_targets", "actor_optimizer", "critic_optimizer")
@@ -194,14 +196,28 @@ def _memory_digest(data: dict) -> str:
     return content_digest({"format": data["format"], "version": data["version"], **counters}, tensors)
 
 
-def save_atomically(file: Path, data) -> None:
-    """torch.save into `<file>.tmp`, then rename: the file is either the old one or the whole new one. A file there
-    that torch did not write (notes, a CSV, another program's archive) is refused, not replaced."""
-    if file.is_file() and file.stat().st_size and not _is_torch_file(file):  # an empty one holds nothing to lose
+def save_atomically(file: Path, data: dict) -> None:
+    """torch.save `data` (a file of ours: its "format" names the kind) into `<file>.tmp`, then rename: the file is
+    either the old one or the whole new one. A file there that torch did not write (notes, a CSV, another program's
+    archive), a td3_steps file of another kind (an actor, a replay memory), or a file inside a checkpoint is refused,
+    not replaced."""
+    if is_checkpoint_directory(file.parent):
         raise FileExistsError(
-            f"{file} exists and is not a file torch wrote, and saving would replace it: give another name, or move it"
-            " away first."
+            f"{file} is inside the checkpoint {file.parent}, which holds only what TD3.save writes there (and replaces"
+            " whole at its next save): save it outside."
         )
+    if file.is_file() and file.stat().st_size:  # an empty one holds nothing to lose
+        if not _is_torch_file(file):
+            raise FileExistsError(
+                f"{file} exists and is not a file torch wrote, and saving would replace it: give another name, or move"
+                " it away first."
+            )
+        other = sorted(_format_marks(file) - {data["format"]})
+        if other:
+            raise FileExistsError(
+                f"{file} holds a {other[0]} file, and saving a"
+                f" {data['format'].removeprefix('td3_steps ')} would replace it: give another name."
+            )
     make_parents(file)
     write_atomically(file, lambda f: torch.save(data, f))
 
@@ -398,6 +414,16 @@ def _is_zip(file: Path) -> bool:
     """Whether `file` begins as a zip archive does, as every file torch.save writes."""
     with open(file, "rb") as f:
         return f.read(4) == b"PK\x03\x04"
+
+
+def _format_marks(file: Path) -> set[str]:
+    """The td3_steps formats (FORMATS) whose name the pickle of the torch file `file` holds (its tensors unread)."""
+    try:
+        with zipfile.ZipFile(file) as archive:
+            pickle = b"".join(archive.read(name) for name in archive.namelist() if name.endswith("/data.pkl"))
+    except (zipfile.BadZipFile, OSError):  # cut short or damaged: nothing to keep
+        return set()
+    return {name for name in FORMATS if name.encode() in pickle}
 
 
 def _is_torch_file(file: Path) -> bool:

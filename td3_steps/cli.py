@@ -42,7 +42,14 @@ import torch
 from . import __version__
 from .agent import TD3
 from .callbacks import NoUpdateWarning
-from .checkpoint import CheckpointError, check_checkpoint_path, check_contents, find_checkpoint, foreign_files
+from .checkpoint import (
+    CheckpointError,
+    check_checkpoint_path,
+    check_contents,
+    find_checkpoint,
+    foreign_files,
+    is_checkpoint_directory,
+)
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .devices import resolve_device
 from .envs import time_limit
@@ -547,6 +554,12 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
         raise RunError(f"--out {run_dir}: {existing} is a file; give a directory for the run (a new or an empty one).")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise RunError(f"--out {run_dir}: {existing} is not writable here; choose an --out where you may write.")
+    checkpoint = next((p for p in (run_dir, *run_dir.parents) if is_checkpoint_directory(p)), None)
+    if checkpoint is not None:  # which the next save of its agent replaces whole, this run with it
+        raise RunError(
+            f"--out {run_dir}: {checkpoint} is a checkpoint (what TD3.save or a run's training writes, and replaces"
+            " whole at its next save); choose an --out outside it."
+        )
     entries = sorted(p for p in run_dir.iterdir() if p.name != LOCK) if existing == run_dir else []
     if entries and not force:
         _check_not_in_use(run_dir)

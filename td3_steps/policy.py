@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from .checkpoint import (
+    POLICY_FORMAT,
     CheckpointError,
     check_contents,
     check_custom_networks,
@@ -37,7 +38,6 @@ from .networks import Actor, CustomNet, acts_otherwise_in_training, build_actor,
 from .noise import GaussianNoise, OrnsteinUhlenbeckNoise
 from .seeding import ACTING, EVAL_EPISODES, check_seed, derived_seed
 
-POLICY_FORMAT = "td3_steps policy"
 UNTIMED_EPISODE_LIMIT = 100_000  # steps of one evaluation episode in an env with no TimeLimit: then it never ends
 POLICY_VERSION = 4  # versions 1 and 2, written before the sha256, still load, unverified; 1 to 3 evaluate with seed 0
 # What Policy.load needs of a file of each version, with each value's type.

@@ -787,3 +787,26 @@ def test_load_refuses_a_config_that_is_no_config_before_reading(tmp_path):
     """TD3.load(path, config={...}) failed deep in the load: 'dict' object has no attribute 'to_dict'."""
     with pytest.raises(TypeError, match=r"config must be a TD3Config, got dict: use TD3Config"):
         TD3.load(tmp_path / "nothing", config={"net_arch": (8,)})
+
+
+def test_an_actor_file_and_a_replay_memory_file_are_not_saved_over_each_other_or_into_a_checkpoint(
+    tmp_path, small_config
+):
+    """save_replay_memory onto the name of an actor file replaced the actor (and the other way round), and
+    save_policy("RUN/checkpoint/state.pt") the checkpoint's networks: both were "a file torch wrote"."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(12)
+    model.save_policy(tmp_path / "actor.pt")
+    model.save_replay_memory(tmp_path / "memory.pt")
+    model.save(tmp_path / "ckpt")
+    files = {p: p.read_bytes() for p in [tmp_path / "actor.pt", tmp_path / "memory.pt", tmp_path / "ckpt" / "state.pt"]}
+    with pytest.raises(FileExistsError, match=r"actor.pt holds a td3_steps policy file, and saving a replay memory"):
+        model.save_replay_memory(tmp_path / "actor.pt")
+    with pytest.raises(FileExistsError, match=r"memory.pt holds a td3_steps replay memory file, and saving a policy"):
+        model.save_policy(tmp_path / "memory.pt")
+    for name in ("state.pt", "mine.pt"):
+        with pytest.raises(FileExistsError, match=r"is inside the checkpoint .*ckpt, which holds only what TD3.save"):
+            model.save_policy(tmp_path / "ckpt" / name)
+    assert all(p.read_bytes() == data for p, data in files.items()) and not (tmp_path / "ckpt" / "mine.pt").exists()
+    model.save_policy(tmp_path / "actor.pt")  # a file of its own kind is replaced, as before
+    model.save_replay_memory(tmp_path / "memory.pt")
+    model.save(tmp_path / "ckpt")

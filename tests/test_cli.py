@@ -1278,3 +1278,16 @@ def test_an_error_of_several_lines_is_said_on_one(tmp_path, capsys, monkeypatch)
 
     monkeypatch.setattr(cli, "_agent", wrapped)
     assert fails(["evaluate", str(tmp_path)], capsys) == "error: Cannot make the environment: its module failed."
+
+
+def test_an_out_inside_a_checkpoint_is_refused_even_with_force(tmp_path, capsys):
+    """--out RUN/checkpoint --force trained a run inside the checkpoint, which RUN's resume then refused as foreign
+    files (and its next save would have replaced whole, the run with it)."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *QUICK])
+    before = sorted(p.name for p in (run / "checkpoint").iterdir())
+    for out in (run / "checkpoint", run / "checkpoint" / "sub"):
+        line = fails(["train", "--out", str(out), "--force", *QUICK], capsys)
+        assert f"{run / 'checkpoint'} is a checkpoint (what TD3.save or a run's training writes" in line, line
+    assert sorted(p.name for p in (run / "checkpoint").iterdir()) == before
+    main(["train", "--resume", str(run), "--steps", "250"])

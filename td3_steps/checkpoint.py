@@ -703,6 +703,13 @@ def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True)
 
 
 def _load_state(target, name: str, state: dict, exact_match: bool) -> None:
+    if isinstance(target, torch.nn.Module) and isinstance(state, dict):
+        for key, value in state.items():
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and not torch.isfinite(value).all():
+                raise ValueError(
+                    f"set_parameters: {name}[{key!r}] holds NaN or inf, which would make every action or value NaN:"
+                    " give the parameters of an agent that did not diverge."
+                )
     try:
         if isinstance(target, torch.nn.Module):
             target.load_state_dict(state, strict=exact_match)  # copies into the parameters

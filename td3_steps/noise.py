@@ -86,7 +86,13 @@ class OrnsteinUhlenbeckNoise:
         return {"x": self.x.to("cpu", copy=True)}
 
     def load_state_dict(self, state: dict) -> None:
-        self.x = state["x"].to(self.x.device, copy=True)
+        x = state.get("x") if isinstance(state, dict) else None
+        if not (isinstance(x, torch.Tensor) and x.shape == self.x.shape and x.dtype == self.x.dtype):
+            raise ValueError(
+                f"OrnsteinUhlenbeckNoise.load_state_dict takes a state_dict of this noise, {{'x': a {self.x.dtype}"
+                f" tensor of shape {tuple(self.x.shape)}}}, as state_dict() gives it; got {state!r:.80}."
+            )
+        self.x = x.to(self.x.device, copy=True)
 
 
 def make_noise(

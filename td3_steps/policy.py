@@ -187,6 +187,11 @@ class Policy:
         """
         if not is_count(n_episodes, 1):
             raise ValueError(f"n_episodes must be a positive integer, got {n_episodes!r}.")
+        if not is_count(stream, 0):
+            raise ValueError(
+                "episode_returns: stream must be a seed stream of td3_steps.seeding, such as seeding.EVAL_EPISODES or"
+                f" seeding.TEST_EPISODES; got {stream!r:.80}."
+            )
         n_episodes = int(n_episodes)
         seed = self.seed if seed is None else check_seed(seed)
         if self._eval_env is None:

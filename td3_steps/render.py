@@ -90,8 +90,20 @@ def check_video_path(path, fps=30) -> Path:
             f"Cannot write {path}: {path.parent} is a checkpoint directory, which the next save replaces whole (and"
             f" refuses to while it holds other files). Write it beside it, e.g. {path.parent.parent / path.name}."
         )
+    if path.is_file() and path.stat().st_size and not _is_video(path):  # an empty one holds nothing to lose
+        raise FileExistsError(
+            f"{path} exists and is no {path.suffix[1:].upper()} video, and writing would replace it: give another name,"
+            " or move it away first."
+        )
     check_writable(path)  # before the episode is recorded, not after
     return path
+
+
+def _is_video(path: Path) -> bool:
+    """Whether `path` begins as a GIF (GIF87a, GIF89a) or an MP4 (an ftyp box) does: a video to write over."""
+    with open(path, "rb") as f:
+        head = f.read(12)
+    return head.startswith(b"GIF8") or head[4:8] == b"ftyp"
 
 
 def check_frames(frames) -> None:

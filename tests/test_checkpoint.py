@@ -810,3 +810,14 @@ def test_an_actor_file_and_a_replay_memory_file_are_not_saved_over_each_other_or
     model.save_policy(tmp_path / "actor.pt")  # a file of its own kind is replaced, as before
     model.save_replay_memory(tmp_path / "memory.pt")
     model.save(tmp_path / "ckpt")
+
+
+def test_set_parameters_refuses_weights_that_are_not_finite_and_keeps_the_agent(small_config, params, same):
+    """A NaN weight was loaded: predict gave NaN actions, save_policy wrote them, and evaluate blamed the env."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    before = params(model.actor)
+    actor = {key: value.clone() for key, value in model.get_parameters()["actor"].items()}
+    actor["net.out.weight"][0, 0] = float("nan")
+    with pytest.raises(ValueError, match=r"set_parameters: actor\['net.out.weight'\] holds NaN or inf"):
+        model.set_parameters({"actor": actor}, exact_match=False)
+    assert same(params(model.actor), before)

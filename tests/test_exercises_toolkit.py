@@ -287,3 +287,13 @@ def test_every_checker_replies_not_yet_to_a_function_returning_something_odd(mod
     for what, value in ODD_ANSWERS.items():
         assert check(lambda *args, value=value: value) is False, what
         assert capsys.readouterr().out.startswith("Not yet:"), what
+
+
+def test_run_safely_puts_back_torch_s_thread_count():
+    threads = torch.get_num_threads()
+
+    def one_thread(x):
+        torch.set_num_threads(1 if threads > 1 else 2)
+        return x
+
+    assert run_safely(one_thread, 3) == (3, None) and torch.get_num_threads() == threads

@@ -259,3 +259,15 @@ def test_a_gif_plays_at_the_frames_per_second_asked_for(tmp_path):
     write_video([np.full((8, 8, 3), k, np.uint8) for k in (0, 255)], tmp_path / "agent.gif", fps=50)
     with Image.open(tmp_path / "agent.gif") as gif:
         assert gif.n_frames == 2 and gif.info["duration"] == 20
+
+
+def test_write_video_replaces_a_video_but_not_another_file_of_that_name(tmp_path):
+    """A text file named notes.gif was replaced by the GIF, where every other writer refuses a file not its own."""
+    frames = [np.zeros((4, 4, 3), np.uint8), np.full((4, 4, 3), 255, np.uint8)]
+    (tmp_path / "notes.gif").write_text("my notes")
+    with pytest.raises(FileExistsError, match=r"notes.gif exists and is no GIF video, and writing would replace it"):
+        write_video(frames, tmp_path / "notes.gif")
+    assert (tmp_path / "notes.gif").read_text() == "my notes"
+    write_video(frames, tmp_path / "agent.gif", fps=10)
+    write_video(frames[:1], tmp_path / "agent.gif", fps=10)  # a GIF is replaced
+    assert Image.open(tmp_path / "agent.gif").n_frames == 1

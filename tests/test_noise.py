@@ -79,3 +79,17 @@ def test_an_ornstein_uhlenbeck_theta_that_diverges_is_refused_by_the_config_and_
     assert TD3Config(ou_theta=199.9).ou_theta == 199.9
     with pytest.raises(ValueError, match=r"theta \* dt = 3 makes the noise grow without bound"):
         OrnsteinUhlenbeckNoise(2, theta=300.0)
+
+
+@pytest.mark.parametrize("state", [{}, {"x": torch.zeros(5)}, {"x": torch.zeros(2, dtype=torch.float64)}, None])
+def test_an_ornstein_uhlenbeck_state_of_another_process_is_refused_and_the_noise_kept(state):
+    """A 5-value x was taken by a 2-dimensional process (the next call then failed on batches), and {} gave KeyError."""
+    noise = OrnsteinUhlenbeckNoise(2)
+    noise(torch.ones(2), torch.Generator().manual_seed(0))
+    kept = noise.state_dict()
+    with pytest.raises(
+        ValueError, match=r"takes a state_dict of this noise, \{'x': a torch.float32 tensor of shape \(2,\)\}"
+    ):
+        noise.load_state_dict(state)
+    assert torch.equal(noise.state_dict()["x"], kept["x"])
+    noise.load_state_dict(kept)

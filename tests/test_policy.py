@@ -384,3 +384,11 @@ def test_a_policy_loaded_into_another_env_names_it(tmp_path, small_config, toy_e
                     action_space=spaces.Box(-2.0, 2.0, (1,), np.float32))  # fmt: skip
     with pytest.raises(CheckpointError, match=r"saved for observations of shape \(3,\)"):
         Policy.load(tmp_path / "policy.pt", env=other)
+
+
+@pytest.mark.parametrize("stream", ["x", -1, 1.5, None])
+def test_episode_returns_names_a_stream_that_is_no_stream(small_config, stream):
+    """stream="x" failed inside numpy's seeding: "unrecognized seed string"."""
+    policy = TD3("Pendulum-v1", small_config, seed=0, device="cpu").policy
+    with pytest.raises(ValueError, match=r"episode_returns: stream must be a seed stream of td3_steps.seeding"):
+        policy.episode_returns(1, stream=stream)

@@ -135,9 +135,10 @@ def run_safely(
     `what` names the call in the sentence, e.g. "my_loss(q_values, y)". An exercise left as
     `raise NotImplementedError` is reported as not written yet. A function that changes torch's global
     random state (a draw without generator=, or torch.manual_seed) is told so, with `random_state`'s
-    advice, and the state is put back; None leaves the check to the checker (a step that draws).
+    advice, and the state is put back; None leaves the check to the checker (a step that draws). torch's thread
+    count is put back too.
     """
-    grad_enabled, random_before = torch.is_grad_enabled(), torch.get_rng_state()
+    grad_enabled, random_before, threads = torch.is_grad_enabled(), torch.get_rng_state(), torch.get_num_threads()
     try:
         with time_limit(TIME_LIMIT_S):
             result = fn(*args)
@@ -166,6 +167,8 @@ def run_safely(
         return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"
     finally:
         torch.set_grad_enabled(grad_enabled)
+        if torch.get_num_threads() != threads:  # a torch.set_num_threads in it would slow the rest of the notebook
+            torch.set_num_threads(threads)
         if random_state is not None:
             torch.set_rng_state(random_before)  # so that the notebook's later draws stay as they were
 

@@ -630,11 +630,16 @@ def check_environment(env: gym.Env) -> None:
             except (AssertionError, gym.error.Error, TypeError, AttributeError) as error:
                 rule = " ".join(str(error).split()).rstrip(".") or type(error).__name__
                 problem = _observation_problem(env)
-                if not_td3s is not None or problem != "." or not rule.startswith(NOT_TD3S_RULES):
+                checker = "gymnasium's environment checker (gymnasium.utils.env_checker.check_env)"
+                if problem != ".":  # the cause, then the checker's symptom of it
                     raise SpaceError(
-                        f"{name} breaks a rule of gymnasium's environment checker"
-                        f" (gymnasium.utils.env_checker.check_env): {rule}{problem} Fix the environment (or wrap"
-                        " it) so that it follows the rule."
+                        f"{name}: {problem.removeprefix(': ')} Fix the environment (or wrap it). (It stopped {checker}:"
+                        f" {rule}.)"
+                    ) from error
+                if not_td3s is not None or not rule.startswith(NOT_TD3S_RULES):
+                    raise SpaceError(
+                        f"{name} breaks a rule of {checker}: {rule}. Fix the environment (or wrap it) so that it"
+                        " follows the rule."
                     ) from error
                 not_td3s = rule
         obs, _ = env.reset(seed=0)

@@ -285,8 +285,8 @@ def test_an_env_of_one_step_episodes_trains(small_config, toy_env):
 
 
 @pytest.mark.parametrize("returns, rule", [
-    ("reset", r"is not within the observation space: reset\(\) returned"),
-    ("step", r"Deterministic step observations are not equivalent .*: step\(\) returned"),
+    ("reset", r"is not within the observation space"),
+    ("step", r"Deterministic step observations are not equivalent"),
 ])  # fmt: skip
 def test_a_nan_observation_is_named_where_the_checker_says_something_else(small_config, toy_env, returns, rule):
     """NaN fails every comparison, so gymnasium's checker calls it out of bounds (even for bounds of -inf and inf),
@@ -299,7 +299,11 @@ def test_a_nan_observation_is_named_where_the_checker_says_something_else(small_
 
     env = misbehaving(toy_env, returns, with_nan)
     env.observation_space = spaces.Box(-np.inf, np.inf, (3,), np.float32)
-    with pytest.raises(SpaceError, match=rule + r" an observation holding NaN \(at index \(2,\)\)"):
+    with pytest.raises(
+        SpaceError,
+        match=rf": {returns}\(\) returned an observation holding NaN \(at index \(2,\)\); TD3 cannot learn from it\."
+        rf" Fix the environment \(or wrap it\)\. \(It stopped gymnasium's environment checker .*: .*{rule}",
+    ):
         TD3(env, small_config, device="cpu")
 
 

@@ -304,3 +304,30 @@ def test_replace_between_names_a_missing_marker(text, start, end, words):
     with pytest.raises(ValueError, match=re.escape(words)):
         course.replace_between(text, start, end, "body", name="README.md")
     assert course.replace_between("a <s> old <e> b", "<s>", "<e>", "new") == "a <s>\nnew\n<e> b"
+
+
+@pytest.mark.parametrize("version", [b"GIF87a", b"GIF89a"])
+def test_show_animation_takes_either_gif_version(monkeypatch, tmp_path, version):
+    import IPython.display  # noqa: PLC0415
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    (tmp_path / "a.gif").write_bytes(version + b"rest")
+    show_animation(tmp_path / "a.gif")
+    html = shown[0].data
+    assert html.startswith('<img src="data:image/gif;base64,') and " width=" not in html
+    assert base64.b64decode(html.split("base64,")[1].split('"')[0]) == version + b"rest"
+
+
+@pytest.mark.parametrize("step", [None, 1, 15])
+def test_show_pipeline_stores_the_png_of_the_step_asked_for(monkeypatch, step):
+    """The overview (no step) is step_00.png; each step its own."""
+    import IPython.display  # noqa: PLC0415
+
+    from td3_steps.course import PIPELINE_PNGS, show_pipeline  # noqa: PLC0415
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda bundle, raw=False: shown.append(bundle))
+    show_pipeline(step)
+    png = PIPELINE_PNGS / f"step_{step or 0:02d}.png"
+    assert base64.b64decode(shown[0]["image/png"]) == png.read_bytes()

@@ -1,5 +1,7 @@
 """td3_steps.devices: the device asked for, the warning where bfloat16 would be emulated, and the memory check."""
 
+import io
+import platform
 import warnings
 
 import pytest
@@ -7,7 +9,7 @@ import torch
 
 import td3_steps.devices
 from td3_steps import TD3, devices
-from td3_steps.devices import adam, resolve_device
+from td3_steps.devices import adam, has_fast_bfloat16, memory_left, resolve_device
 
 
 def test_devices_by_name():
@@ -109,3 +111,52 @@ def test_a_torch_that_cannot_read_numpy_is_named_when_the_package_is_imported(mo
     with pytest.raises(ImportError, match=r"cannot read numpy .* arrays \(Numpy is not available\): it was built for"
                        r" numpy 1\. Install numpy 1 beside it \(pip install 'numpy<2'\), or a newer torch\."):  # fmt: skip
         devices.check_torch_reads_numpy()
+
+
+def test_auto_picks_cuda_where_a_gpu_is(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == torch.device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == torch.device("cpu")
+
+
+def test_memory_left_on_a_gpu_counts_what_the_caching_allocator_holds_unused(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (1000, 8000))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device: 300)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device: 100)
+    assert memory_left(torch.device("cuda", 0)) == 1200
+
+
+def test_memory_left_on_the_cpu_is_available_memory_plus_free_swap(monkeypatch):
+    meminfo = "MemTotal: 16000 kB\nMemFree: 100 kB\nMemAvailable: 3000 kB\nSwapTotal: 9000 kB\nSwapFree: 2000 kB\n"
+    monkeypatch.setattr(td3_steps.devices, "open", lambda path: io.StringIO(meminfo), raising=False)
+    assert memory_left(torch.device("cpu")) == 5000 * 1024
+
+
+def test_bfloat16_is_native_from_compute_capability_8_0(monkeypatch):
+    for capability, native in (((7, 5), False), ((8, 0), True), ((9, 0), True)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device, c=capability: c)
+        assert has_fast_bfloat16(torch.device("cuda", 0)) is native
+
+
+def test_an_x86_cpu_torch_cannot_ask_is_given_the_benefit_of_the_doubt(monkeypatch):
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        monkeypatch.delattr(torch.cpu, name, raising=False)
+    assert has_fast_bfloat16(torch.device("cpu")) is True
+
+
+@pytest.mark.parametrize("error", [RuntimeError, ValueError])
+def test_adam_falls_back_to_the_unfused_one_where_fused_is_refused(monkeypatch, error):
+    made = []
+    real = torch.optim.Adam
+
+    def fake(parameters, lr, fused=None):
+        if fused:
+            raise error("fused=True requires all the params to be floating point Tensors of supported devices")
+        made.append(lr)
+        return real(parameters, lr=lr)
+
+    monkeypatch.setattr(torch.optim, "Adam", fake)
+    optimizer = adam([torch.nn.Parameter(torch.zeros(2))], 1e-3)
+    assert made == [1e-3] and optimizer.defaults["lr"] == 1e-3

@@ -1,5 +1,6 @@
 """td3_steps.files: atomic writes, and paths that cannot be written refused before anything is written."""
 
+import errno
 import os
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ from PIL import Image
 import td3_steps.files
 import td3_steps.render
 from td3_steps import TD3, EvalCallback, Policy, make_env
-from td3_steps.files import write_atomically, write_text_atomically
+from td3_steps.files import make_parents, write_atomically, write_text_atomically
 from td3_steps.render import check_video_path, record_episode, write_video
 
 
@@ -271,3 +272,127 @@ def test_write_video_replaces_a_video_but_not_another_file_of_that_name(tmp_path
     write_video(frames, tmp_path / "agent.gif", fps=10)
     write_video(frames[:1], tmp_path / "agent.gif", fps=10)  # a GIF is replaced
     assert Image.open(tmp_path / "agent.gif").n_frames == 1
+
+
+def test_the_temporary_file_is_flushed_and_synced_before_it_is_renamed(tmp_path, monkeypatch):
+    file, events = tmp_path / "run.json", []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        events.append(("fsync", os.fstat(fd).st_size))  # what the disk is asked to keep: all of it, not a buffer
+        real_fsync(fd)
+
+    def replace(src, dst):
+        events.append(("replace", os.fspath(src), os.fspath(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(td3_steps.files.os, "fsync", fsync)
+    monkeypatch.setattr(td3_steps.files.os, "replace", replace)
+    write_text_atomically(file, "new contents")
+    assert events == [("fsync", len("new contents")), ("replace", f"{file}.tmp", str(file))]
+    assert file.read_text() == "new contents"
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    target = tmp_path / "real" / "run.json"
+    target.write_text("old")
+    link = tmp_path / "links" / "run.json"
+    link.symlink_to(os.path.join("..", "real", "run.json"))  # relative, as ln -s makes them
+    monkeypatch.chdir(tmp_path)  # a relative link is read from its own folder, not the working one
+    write_text_atomically(link, "new")
+    assert link.is_symlink() and os.readlink(link) == os.path.join("..", "real", "run.json")
+    assert target.read_text() == "new"
+    assert sorted(p.name for p in (tmp_path / "links").iterdir()) == ["run.json"]
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["run.json"]
+
+
+def test_a_stale_temporary_file_left_by_a_crash_is_written_over_not_appended_to(tmp_path):
+    file = tmp_path / "run.json"
+    (tmp_path / "run.json.tmp").write_bytes(b"half of an old write")
+    write_text_atomically(file, "new")
+    assert file.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_an_interrupt_while_writing_leaves_the_old_file_and_no_temporary_one(tmp_path):
+    file = tmp_path / "run.json"
+    write_text_atomically(file, "old")
+
+    def interrupted(f):
+        f.write(b"ne")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(file, interrupted)
+    assert file.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_a_name_too_long_only_with_its_tmp_suffix_names_the_temporary_file(tmp_path):
+    name = "x" * (255 - len(".json") - 2) + ".json"  # 253 characters: fits; with ".tmp", 257 do not
+    with pytest.raises(OSError, match=r"File name too long \(at .*\.json\.tmp, which is written first") as raised:
+        write_text_atomically(tmp_path / name, "new")
+    assert raised.value.errno == errno.ENAMETOOLONG and list(tmp_path.iterdir()) == []
+
+
+def test_make_parents_makes_every_missing_folder(tmp_path):
+    make_parents(tmp_path / "a" / "b" / "c" / "run.json")
+    assert (tmp_path / "a" / "b" / "c").is_dir()
+
+
+class Still:
+    def predict(self, obs):
+        return np.zeros(1, np.float32), None
+
+
+@pytest.fixture
+def rendering_toy_env(toy_env):
+    class Rendering(toy_env):
+        render_mode = "rgb_array"
+
+        def render(self):
+            return np.full((4, 4, 3), self.t, np.uint8)
+
+    return Rendering
+
+
+@pytest.mark.parametrize(("terminate_at", "steps"), [(None, 5), (3, 3)])
+def test_an_episode_is_recorded_to_its_end_and_no_further(rendering_toy_env, terminate_at, steps):
+    """ToyEnv truncates at step 5, or terminates at `terminate_at`: the frames are the reset's and each step's."""
+    frames, total = record_episode(Still(), rendering_toy_env(terminate_at=terminate_at), max_steps=50)
+    assert [int(frame[0, 0, 0]) for frame in frames] == list(range(steps + 1))
+    assert total == pytest.approx(-0.5 * steps)
+
+
+def test_a_gif_loops_forever(tmp_path):
+    write_video([np.full((4, 4, 3), k, np.uint8) for k in (0, 255)], tmp_path / "agent.gif", fps=10)
+    with Image.open(tmp_path / "agent.gif") as gif:
+        assert gif.info.get("loop") == 0  # the NETSCAPE extension's 0: repeat forever (absent: play once)
+
+
+def test_an_mp4_has_the_frames_rate_size_and_pixel_format_asked_for(tmp_path, monkeypatch):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "ffmpeg").symlink_to(Path(imageio_ffmpeg.get_ffmpeg_exe()))
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    frames = [np.full((9, 12, 3), 40 * k, np.uint8) for k in range(4)]  # 9 high: padded to 10
+    write_video(frames, tmp_path / "agent.mp4", fps=10)
+    reader = imageio_ffmpeg.read_frames(str(tmp_path / "agent.mp4"))
+    meta = next(reader)
+    assert meta["fps"] == 10.0 and meta["size"] == (12, 10) and meta["pix_fmt"].startswith("yuv420p")
+    assert sum(1 for _ in reader) == 4
+
+
+def test_an_empty_file_of_the_videos_name_is_written_over(tmp_path):
+    """An empty file holds nothing to lose (a `touch agent.gif`, or a write cut short before its first byte)."""
+    (tmp_path / "agent.gif").touch()
+    write_video([np.zeros((4, 4, 3), np.uint8)], tmp_path / "agent.gif", fps=10)
+    assert (tmp_path / "agent.gif").read_bytes().startswith(b"GIF8")
+
+
+def test_an_mp4_without_ffmpeg_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(ValueError, match=r"Writing an MP4 needs ffmpeg on PATH"):
+        write_video([np.zeros((4, 4, 3), np.uint8)], tmp_path / "videos" / "agent.mp4", fps=10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]

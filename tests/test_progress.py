@@ -1,6 +1,7 @@
 """td3_steps.progress: tqdm's bar over the run's steps; plain lines in a pipe; the time left after the warm-up."""
 
 import io
+import math
 
 import pytest
 import tqdm.std
@@ -129,4 +130,54 @@ def test_a_narrow_terminal_leaves_out_whole_fields_not_the_end_of_the_line(clock
     line = str(bar)
     assert shown in line and (columns == 0 or len(line) <= columns), line
     assert line.rstrip().removesuffix("]").endswith(("-1361", "0.5321", "-12.13")), line  # a whole field last
+    bar.close()
+
+
+def test_the_clock_starts_at_the_step_learning_starts_itself(clock):
+    """A callback that lands on step learning_starts exactly times the steps from there."""
+    bar = TrainingProgress(0, 1000, 100, file=io.StringIO())
+    clock.now = 1.0
+    bar.step(Model(100))
+    clock.now = 11.0
+    bar.step(Model(200))
+    assert bar.format_dict["rate"] == 10.0
+    bar.close()
+
+
+def test_no_speed_is_shown_until_a_step_after_the_clock_started(clock):
+    bar = TrainingProgress(0, 1000, 100, file=io.StringIO())
+    clock.now = 1.0
+    bar.step(Model(100))
+    clock.now = 5.0  # time passes, no step yet: no estimate, not 0 steps/s
+    assert bar.format_dict["rate"] is None and "?step/s" in str(bar)
+    bar.close()
+
+
+def test_a_resumed_runs_first_line_shows_where_it_resumed(clock):
+    pipe = io.StringIO()
+    bar = TrainingProgress(250_000, 1_000_000, 10_000, file=pipe)
+    first = pipe.getvalue().splitlines()[0]
+    assert first.startswith(" 25%|") and "250000/1000000" in first, first
+    bar.close()
+
+
+def test_a_value_that_is_nan_is_left_out(clock):
+    bar = TrainingProgress(0, 1000, 0, file=io.StringIO())
+    bar.show({"episode_return": -5.0, "critic_loss": math.nan, "actor_loss": None})
+    assert "return=-5" in str(bar) and "nan" not in str(bar) and "loss" not in str(bar)
+    bar.close()
+
+
+def test_fields_that_fit_to_the_last_column_are_all_shown(clock):
+    terminal = Terminal(1000)
+    bar = TrainingProgress(0, 12_000, 1_000, file=terminal)
+    bar.dynamic_ncols = lambda fp: (fp.columns, 24)
+    bar.step(Model(5_400))
+    bar.show({"episode_return": -1640.2, "eval_return": -1361.3, "critic_loss": 0.53212, "actor_loss": -12.134})
+    values = bar.format_dict
+    assert values["postfix"].endswith("actor loss=-12.13")
+    terminal.columns = len(bar.format_meter(**{**values, "ncols": None}))  # exactly as wide as the line
+    assert bar.format_dict["postfix"] == values["postfix"]
+    terminal.columns -= 1  # one column less: the longest-kept field goes
+    assert "actor loss" not in bar.format_dict["postfix"]
     bar.close()

@@ -53,8 +53,8 @@ def check_writable(path) -> None:
     """A PermissionError naming `path` unless it can be written over: a file can be made beside it, in the nearest
     directory above it that exists (where write_atomically makes `<path>.tmp`, and a checkpoint its `.tmp` and
     `.old`), and, if `path` is a directory, in it too (a save replaces it whole). Checked before a save that comes
-    hours into training."""
-    path = Path(path)
+    hours into training. A symbolic link is checked where it points, where the write goes."""
+    path = through_link(Path(path))
     if path.is_dir():
         _check_takes_files(path, path)
     _check_takes_files(path, _nearest_directory(path.parents))

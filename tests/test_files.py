@@ -396,3 +396,15 @@ def test_an_mp4_without_ffmpeg_is_refused_before_anything_is_written(tmp_path, m
     with pytest.raises(ValueError, match=r"Writing an MP4 needs ffmpeg on PATH"):
         write_video([np.zeros((4, 4, 3), np.uint8)], tmp_path / "videos" / "agent.mp4", fps=10)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+
+
+def test_check_writable_looks_where_a_symbolic_link_points(tmp_path, monkeypatch):
+    """The folder holding the link was checked, and write_atomically then made its .tmp where the link points: a
+    folder there that takes no new files passed the early check and failed hours later, at the save."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "run.json").write_text("{}")
+    (tmp_path / "run.json").symlink_to(tmp_path / "elsewhere" / "run.json")
+    checked = []
+    monkeypatch.setattr(td3_steps.files, "_check_takes_files", lambda path, directory: checked.append(directory))
+    td3_steps.files.check_writable(tmp_path / "run.json")
+    assert checked == [tmp_path / "elsewhere"]

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from td3_steps import ConfigError, LinearSchedule, TD3Config
-from td3_steps.config import field_docs, field_names
+from td3_steps.config import PRESETS, field_docs, field_names
 
 
 @pytest.mark.parametrize(
@@ -139,3 +139,74 @@ def test_from_dict_and_from_preset_name_what_they_take():
 def test_a_negative_learning_starts_is_refused():
     with pytest.raises(ConfigError, match="learning_starts"):
         TD3Config(learning_starts=-1)
+
+
+def test_buffer_size_zero_is_refused_naming_buffer_size():
+    with pytest.raises(ConfigError, match=r"TD3Config\.buffer_size = 0 is invalid"):
+        TD3Config(buffer_size=0, batch_size=1)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"batch_size": 64, "buffer_size": 64}, {"gamma": 1.0}, {"gamma": 0.0}, {"tau": 1.0},
+     {"target_policy_noise": 0.0}, {"target_noise_clip": 0.0}, {"exploration_noise": 0.0},
+     {"random_exploration": 0.0}, {"random_exploration": 1.0}, {"ou_theta": 0.0}, {"learning_rate": 1.0},
+     {"gradient_steps": -1}, {"learning_starts": 0}, {"n_critics": 1}, {"policy_delay": 1}],
+)  # fmt: skip
+def test_the_closed_ends_of_each_range_are_accepted(fields):
+    config = TD3Config(**fields)
+    assert all(getattr(config, k) == v for k, v in fields.items())
+
+
+def test_the_defaults_are_the_td3_papers():
+    c = TD3Config()
+    assert (c.learning_rate, c.buffer_size, c.learning_starts, c.batch_size, c.tau, c.gamma) == (
+        1e-3, 1_000_000, 10_000, 100, 0.005, 0.99)  # fmt: skip
+    assert (c.train_freq, c.gradient_steps, c.policy_delay) == (1, 1, 2)
+    assert (c.target_policy_noise, c.target_noise_clip, c.exploration_noise, c.noise_type) == (0.2, 0.5, 0.1, "normal")
+    assert (c.ou_theta, c.random_exploration, c.net_arch, c.activation) == (0.15, 0.0, (400, 300), "relu")
+    assert (c.layer_norm, c.features_extractor, c.share_features_extractor, c.n_critics, c.mixed_precision) == (
+        False, "auto", False, 2, False)  # fmt: skip
+
+
+def test_presets_hold_their_documented_values():
+    pendulum = PRESETS["pendulum"]
+    assert (pendulum.env_id, pendulum.total_steps, pendulum.eval_freq) == ("Pendulum-v1", 12_000, 1_000)
+    c = pendulum.config
+    assert (c.learning_rate, c.buffer_size, c.learning_starts, c.batch_size, c.gamma, c.tau, c.net_arch) == (
+        1e-3, 200_000, 1_000, 128, 0.98, 0.05, (64, 64))  # fmt: skip
+    for name in ("halfcheetah-zoo", "hopper-zoo", "walker2d-zoo", "ant-zoo"):
+        zoo = PRESETS[name]
+        c = zoo.config
+        assert zoo.total_steps == 1_000_000
+        assert (c.learning_rate, c.buffer_size, c.learning_starts, c.batch_size, c.gamma, c.net_arch) == (
+            7e-4, 200_000, 10_000, 256, 0.98, (400, 300))  # fmt: skip
+    assert TD3Config.from_preset("walker2d-blog") == TD3Config()
+
+
+def test_to_dict_is_plain_json_and_round_trips_with_a_schedule():
+    config = TD3Config(net_arch=(8, 4), train_freq=(3, "step"), learning_rate=LinearSchedule(1e-3, 1e-4))
+    data = config.to_dict()
+    assert data["net_arch"] == [8, 4] and type(data["net_arch"]) is list
+    assert type(data["train_freq"]) is list
+    assert json.loads(json.dumps(data)) == data
+    assert TD3Config.from_dict(json.loads(json.dumps(data))) == config
+
+
+def test_from_dict_of_a_callable_asks_for_the_config_again():
+    data = TD3Config(exploration_noise=lambda p: 0.1 * p, batch_size=64).to_dict()
+    with pytest.raises(ConfigError, match=r"exploration_noise was a Python callable .* batch_size=64"):
+        TD3Config.from_dict(data)
+
+
+def test_numpy_floats_become_python_floats():
+    config = TD3Config(tau=np.float32(0.25), gamma=np.longdouble(0.5))
+    assert type(config.tau) is float and type(config.gamma) is float
+
+
+def test_a_learning_rate_schedule_may_reach_zero_only_at_the_very_end():
+    TD3Config(learning_rate=lambda p: 1e-3 * p)  # Stable-Baselines3's linear_schedule
+    with pytest.raises(ConfigError, match=r"learning_rate"):
+        TD3Config(learning_rate=lambda p: 1e-3 if p > 0.5 else 0.0)  # zero well before the end
+    with pytest.raises(ConfigError, match=r"exploration_noise"):
+        TD3Config(exploration_noise=lambda p: 0.1 if p > 0 else -0.1)  # no `end` for the noise

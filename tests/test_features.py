@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
+from torch import nn
 
 from td3_steps import TD3, FlattenExtractor, NatureCNN, Policy, SpaceError, actor_update
+from td3_steps.features import make_features_extractor
 
 
 def test_images_are_stored_as_uint8_and_read_by_the_nature_cnn(tmp_path, image_env_id, image_config):
@@ -88,3 +90,46 @@ def test_a_nature_cnn_names_images_it_cannot_read():
     with pytest.raises(ValueError, match=r"shaped \(B, 36, 36, 3\), as it was made for; got shape \(1, 3, 36, 36\)\.$"):
         cnn(image.permute(2, 0, 1)[None])
     assert cnn(image[None]).shape == (1, 512)
+
+
+def test_flatten_scales_images_to_0_1_and_counts_every_value():
+    extractor = FlattenExtractor((2, 3, 1), images=True)
+    assert extractor.features_dim == 6
+    out = extractor(torch.full((4, 2, 3, 1), 255, dtype=torch.uint8))
+    assert out.shape == (4, 6) and torch.equal(out, torch.ones(4, 6))
+    vectors = torch.randn(4, 5)
+    assert FlattenExtractor((5,))(vectors) is vectors
+
+
+def test_the_nature_cnn_has_the_papers_layers():
+    cnn = NatureCNN((36, 36, 3))
+    convs = [m for m in cnn.cnn if isinstance(m, nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.kernel_size, c.stride) for c in convs] == [
+        (3, 32, (8, 8), (4, 4)), (32, 64, (4, 4), (2, 2)), (64, 64, (3, 3), (1, 1))]  # fmt: skip
+    assert [type(m) for m in cnn.linear] == [nn.Linear, nn.ReLU]
+    assert cnn.features_dim == 512 and cnn.linear[0].out_features == 512
+
+
+def test_the_nature_cnn_scales_pixels_and_reads_channels_last_images_of_any_aspect():
+    torch.manual_seed(0)
+    cnn = NatureCNN((40, 52, 3))
+    assert not cnn.channels_first
+    images = torch.randint(0, 256, (2, 40, 52, 3), dtype=torch.uint8)
+    expected = cnn.linear(cnn.cnn(images.float().div(255.0).permute(0, 3, 1, 2)))
+    assert torch.allclose(cnn(images), expected)
+    assert (cnn(images) >= 0).all()
+
+
+def test_channels_come_first_only_when_the_first_axis_is_the_smaller():
+    assert NatureCNN((3, 40, 40)).channels_first
+    assert not NatureCNN((40, 40, 40)).channels_first
+
+
+def test_auto_reads_images_with_the_cnn_and_refuses_the_cnn_for_vectors():
+    images = spaces.Box(0, 255, (36, 36, 3), np.uint8)
+    assert isinstance(make_features_extractor("auto", images), NatureCNN)
+    assert isinstance(make_features_extractor("flatten", images), FlattenExtractor)
+    vectors = spaces.Box(-1.0, 1.0, (4,), np.float32)
+    assert isinstance(make_features_extractor("auto", vectors), FlattenExtractor)
+    with pytest.raises(ValueError, match="'nature_cnn' needs image observations"):
+        make_features_extractor("nature_cnn", vectors)

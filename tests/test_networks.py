@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from td3_steps import TD3, Actor, CheckpointError, Critic, Critics, Policy, SpaceError, devices, make_target
-from td3_steps.networks import MLP, acts_otherwise_in_training
+from td3_steps.networks import MLP, activation_layer, acts_otherwise_in_training
 
 LOW = torch.tensor([0.0, -1.0])  # asymmetric bounds: half-ranges 1 and 2, centres 1 and 1
 HIGH = torch.tensor([2.0, 3.0])
@@ -374,3 +374,108 @@ def test_flags_are_refused_unless_true_or_false_and_written_as_bools(tmp_path):
     assert actor.architecture["layer_norm"] is True and actor.architecture["mixed_precision"] is False
     Policy(actor, "Pendulum-v1").save(tmp_path / "policy.pt")
     assert Policy.load(tmp_path / "policy.pt").actor.architecture == actor.architecture
+
+
+def test_actor_is_center_plus_half_range_times_tanh():
+    torch.manual_seed(0)
+    actor = Actor(3, [0.0, -1.0], [2.0, 5.0], net_arch=(8,))
+    obs = torch.randn(6, 3)
+    raw = actor.net(actor.features(obs))
+    expected = torch.tensor([1.0, 2.0]) + torch.tensor([1.0, 3.0]) * torch.tanh(raw)
+    assert torch.allclose(actor(obs), expected)
+    assert torch.equal(actor.center, torch.tensor([1.0, 2.0])) and torch.equal(
+        actor.half_range, torch.tensor([1.0, 3.0])
+    )
+
+
+def test_layer_norm_sits_between_each_linear_and_its_activation():
+    mlp = MLP(4, (8, 6), 2, activation="elu", layer_norm=True)
+    assert [type(m) for m in mlp.hidden] == [nn.Linear, nn.LayerNorm, nn.ELU] * 2
+    assert [m.normalized_shape for m in mlp.hidden if isinstance(m, nn.LayerNorm)] == [(8,), (6,)]
+
+
+def test_each_activation_is_the_one_named_and_only_relu_and_leaky_relu_work_in_place():
+    kinds = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU}
+    for name, kind in kinds.items():
+        layer = activation_layer(name)
+        assert type(layer) is kind
+        assert getattr(layer, "inplace", False) is (name in ("relu", "leaky_relu"))
+
+
+def test_the_actor_records_its_architecture():
+    actor = Actor(3, [-1.0], [1.0], net_arch=(8, 4), activation="tanh", layer_norm=True)
+    assert actor.architecture == {
+        "net_arch": [8, 4],
+        "activation": "tanh",
+        "layer_norm": True,
+        "mixed_precision": False,
+        "features_extractor": "flatten",
+        "custom_net": False,
+    }
+
+
+def test_q1_is_the_first_critic_of_three():
+    torch.manual_seed(0)
+    critics = Critics(obs_dim=3, action_dim=1, net_arch=(8,), n_critics=3)
+    obs, action = torch.randn(4, 3), torch.randn(4, 1)
+    first, _, last = critics(obs, action)
+    assert torch.equal(critics.q1(obs, action), first) and not torch.equal(first, last)
+
+
+def test_a_critic_reads_the_observation_then_the_action():
+    torch.manual_seed(0)
+    critics = Critics(obs_dim=3, action_dim=1, net_arch=(8,), n_critics=1)
+    critic = critics.members[0]
+    obs, action = torch.randn(4, 3), torch.randn(4, 1)
+    assert torch.equal(critic(obs, action), critic.net(torch.cat([obs, action], dim=1)))
+
+
+def test_make_target_is_a_frozen_deep_copy():
+    actor = Actor(3, [-1.0], [1.0], net_arch=(8,))
+    target = make_target(actor)
+    assert target is not actor
+    assert all(not p.requires_grad for p in target.parameters()) and all(p.requires_grad for p in actor.parameters())
+    with torch.no_grad():
+        next(actor.parameters()).add_(1.0)
+    assert not torch.equal(next(actor.parameters()), next(target.parameters()))
+
+
+def test_without_mixed_precision_the_mlp_computes_in_float32_exactly():
+    torch.manual_seed(0)
+    mlp = MLP(5, (16,), 3, mixed_precision=False)
+    x = torch.randn(7, 5)
+    linear = mlp.hidden[0]
+    expected = mlp.out(torch.relu(x @ linear.weight.T + linear.bias))
+    assert torch.allclose(mlp(x), expected, rtol=1e-6, atol=1e-6)  # bfloat16 is off by about 1e-2
+
+
+def test_a_features_extractor_of_another_width_is_refused():
+    import pytest
+
+    from td3_steps.features import FlattenExtractor
+
+    with pytest.raises(ValueError, match=r"obs_dim = 5 must be the features extractor's features_dim \(3\)"):
+        Actor(5, [-1.0], [1.0], net_arch=(8,), features=FlattenExtractor((3,)))
+    with pytest.raises(ValueError, match=r"features_dim \(3\)"):
+        Critics(5, 1, net_arch=(8,), features=FlattenExtractor((3,)))
+
+
+def test_a_forward_hook_makes_a_network_one_that_may_act_otherwise_in_training():
+    from td3_steps.networks import acts_otherwise_in_training
+
+    mlp = MLP(3, (4,), 1)
+    assert not acts_otherwise_in_training(mlp)
+    mlp.hidden[0].register_forward_hook(lambda module, args, out: out)
+    assert acts_otherwise_in_training(mlp)
+    plain = MLP(3, (4,), 1)
+    plain.register_forward_pre_hook(lambda module, args: None)
+    assert acts_otherwise_in_training(plain)
+
+
+def test_mixed_precision_runs_the_hidden_layers_in_bfloat16_and_the_output_in_float32():
+    torch.manual_seed(0)
+    mlp = MLP(5, (16,), 3, mixed_precision=True)
+    dtypes = []
+    mlp.hidden[0].register_forward_hook(lambda module, args, out: dtypes.append(out.dtype))
+    out = mlp(torch.randn(7, 5))
+    assert dtypes == [torch.bfloat16] and out.dtype == torch.float32

@@ -1,5 +1,6 @@
 """td3_steps.pretraining: behaviour cloning of the actor, seeded, with clear errors for bad data."""
 
+import math
 import re
 
 import numpy as np
@@ -162,3 +163,92 @@ def test_pretrain_takes_dict_observations_as_a_list_or_as_one_batch_and_names_a_
     ]:
         with pytest.raises(ValueError, match=words):
             model.pretrain(bad, actions)
+
+
+def pairs(n=40, seed=0):
+    obs = np.random.default_rng(seed).uniform(-1, 1, size=(n, 3)).astype(np.float32)
+    return obs, np.clip(1.5 * obs[:, :1] - obs[:, 2:], -2, 2)
+
+
+def record_batches(model):
+    """The observations the actor sees, as (training mode?, rows as tuples)."""
+    seen = []
+    model.actor.register_forward_pre_hook(
+        lambda module, args: seen.append((module.training, [tuple(r.tolist()) for r in args[0]]))
+    )
+    return seen
+
+
+def test_a_small_validation_fraction_still_holds_out_one_pair(small_config):
+    obs, actions = pairs(5)
+    history = TD3("Pendulum-v1", small_config, seed=0, device="cpu").pretrain(obs, actions, epochs=1)
+    assert math.isfinite(history[0]["val_loss"])  # ceil(5 * 0.1) = 1 pair held out
+
+
+def test_pairs_that_leave_nothing_to_train_on_are_refused(small_config):
+    obs, actions = pairs(1)
+    with pytest.raises(ValueError, match="nothing to train on"):
+        TD3("Pendulum-v1", small_config, seed=0, device="cpu").pretrain(obs, actions, validation_fraction=0.5)
+
+
+def test_validation_pairs_are_never_trained_on_and_batches_are_shuffled_each_epoch(small_config):
+    obs, actions = pairs(40)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    seen = record_batches(model)
+    model.pretrain(obs, actions, epochs=2, batch_size=8, validation_fraction=0.25)
+    train = [rows for training, rows in seen if training]
+    val = {r for training, rows in seen if not training for r in rows}
+    assert len(train) == 8 and len(val) == 10  # 30 pairs in 4 batches per epoch, 10 held out
+    epoch1, epoch2 = [r for b in train[:4] for r in b], [r for b in train[4:] for r in b]
+    assert set(epoch1) == set(epoch2) and not val & set(epoch1)
+    assert epoch1 != epoch2  # reshuffled
+
+
+def test_losses_are_per_action_value_means(toy_env, small_config):
+    """With a learning rate too small to move the actor and expert actions 0.1 off its own, both losses are 0.01."""
+    env = toy_env(spaces.Box(-1.0, 1.0, (3,), np.float32), spaces.Box(-1.0, 1.0, (2,), np.float32))
+    model = TD3(env, small_config, seed=0, device="cpu")
+    obs = np.random.default_rng(1).uniform(-1, 1, size=(50, 3)).astype(np.float32)
+    with torch.no_grad():
+        own = model.actor(torch.as_tensor(obs)).numpy()
+    expert = own - 0.1 * np.sign(own)
+    history = model.pretrain(obs, expert, epochs=1, learning_rate=1e-30, validation_fraction=0.2)
+    assert history[0]["val_loss"] == pytest.approx(0.01, rel=1e-3)
+    assert history[0]["train_loss"] == pytest.approx(0.01, rel=1e-3)
+
+
+def test_expert_actions_below_the_bounds_are_refused(small_config):
+    obs, actions = pairs(20)
+    actions[4] = -2.5
+    with pytest.raises(ValueError, match="outside the action bounds.*number 4"):
+        TD3("Pendulum-v1", small_config, seed=0, device="cpu").pretrain(obs, actions)
+
+
+def test_the_default_learning_rate_is_the_configs(small_config):
+    obs, actions = pairs(40)
+    config = small_config.replace(learning_rate=3e-3)
+    by_default = TD3("Pendulum-v1", config, seed=0, device="cpu").pretrain(obs, actions, epochs=2)
+    given = TD3("Pendulum-v1", config, seed=0, device="cpu").pretrain(obs, actions, epochs=2, learning_rate=3e-3)
+    assert by_default == given
+
+
+def test_a_shared_features_extractor_leaves_the_critic_targets_equal_to_the_critics(image_env_id, image_config):
+    model = TD3(image_env_id, image_config.replace(share_features_extractor=True), seed=0, device="cpu")
+    obs = np.random.default_rng(0).integers(0, 256, size=(12, 36, 36, 3), dtype=np.uint8)
+    actions = np.random.default_rng(1).uniform(-1, 1, size=(12, 1)).astype(np.float32)
+    model.pretrain(obs, actions, epochs=1, batch_size=4)
+    for a, b in zip(model.critics.state_dict().values(), model.critic_targets.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    for a, b in zip(model.actor.state_dict().values(), model.actor_target.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_the_split_is_drawn_from_the_agents_seed(small_config):
+    obs, actions = pairs(40)
+    held_out = []
+    for seed in (0, 0, 1):
+        model = TD3("Pendulum-v1", small_config, seed=seed, device="cpu")
+        seen = record_batches(model)
+        model.pretrain(obs, actions, epochs=1, batch_size=8, validation_fraction=0.25)
+        held_out.append({r for training, rows in seen if not training for r in rows})
+    assert held_out[0] == held_out[1] != held_out[2]

@@ -87,6 +87,12 @@ def is_checkpoint_directory(path: Path) -> bool:
     return (path / "meta.json").is_file() and (path / CHECKSUMS).is_file()
 
 
+def containing_checkpoint(path: Path) -> Path | None:
+    """The checkpoint directory that `path` is or lies in, or None: what its agent's next save replaces whole, so that
+    nothing else may be written there."""
+    return next((p for p in (path, *path.parents) if is_checkpoint_directory(p)), None)
+
+
 def foreign_files(path: Path) -> dict[Path, list[str]]:
     """{directory: the names in it that no checkpoint holds} for `path`, `<path>.tmp` and `<path>.old`, where there
     are any: what a save, which replaces those directories whole, would lose."""
@@ -201,9 +207,10 @@ def save_atomically(file: Path, data: dict) -> None:
     either the old one or the whole new one. A file there that torch did not write (notes, a CSV, another program's
     archive), a td3_steps file of another kind (an actor, a replay memory), or a file inside a checkpoint is refused,
     not replaced."""
-    if is_checkpoint_directory(file.parent):
+    checkpoint = containing_checkpoint(file.parent)
+    if checkpoint is not None:
         raise FileExistsError(
-            f"{file} is inside the checkpoint {file.parent}, which holds only what TD3.save writes there (and replaces"
+            f"{file} is inside the checkpoint {checkpoint}, which holds only what TD3.save writes there (and replaces"
             " whole at its next save): save it outside."
         )
     if file.is_file() and file.stat().st_size:  # an empty one holds nothing to lose

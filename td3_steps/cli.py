@@ -46,9 +46,9 @@ from .checkpoint import (
     CheckpointError,
     check_checkpoint_path,
     check_contents,
+    containing_checkpoint,
     find_checkpoint,
     foreign_files,
-    is_checkpoint_directory,
 )
 from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
 from .devices import resolve_device
@@ -96,8 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     args, unknown = _parser().parse_known_args(argv)
     if unknown:  # said by the command's own parser, whose --help lists what it takes
         args.command_parser.error(_unrecognized(unknown, args.command_parser))
-    formatwarning, threads = warnings.formatwarning, torch.get_num_threads()  # put back at the end: a notebook's
-    if not args.debug:  # kernel, which called main() in a cell, lives on
+    # put back at the end: a notebook's kernel, which called main() in a cell, lives on
+    formatwarning, threads = warnings.formatwarning, torch.get_num_threads()
+    if not args.debug:
         warnings.formatwarning = _format_warning
     try:
         args.func(args)
@@ -554,8 +555,8 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
         raise RunError(f"--out {run_dir}: {existing} is a file; give a directory for the run (a new or an empty one).")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise RunError(f"--out {run_dir}: {existing} is not writable here; choose an --out where you may write.")
-    checkpoint = next((p for p in (run_dir, *run_dir.parents) if is_checkpoint_directory(p)), None)
-    if checkpoint is not None:  # which the next save of its agent replaces whole, this run with it
+    checkpoint = containing_checkpoint(run_dir)
+    if checkpoint is not None:
         raise RunError(
             f"--out {run_dir}: {checkpoint} is a checkpoint (what TD3.save or a run's training writes, and replaces"
             " whole at its next save); choose an --out outside it."

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import is_checkpoint_directory
+from .checkpoint import containing_checkpoint
 from .counts import is_count, is_number
 from .envs import make_env
 from .files import check_file_path, check_writable, make_parents, write_atomically
@@ -85,10 +85,11 @@ def check_video_path(path, fps=30) -> Path:
         )
     if path.suffix.lower() == ".mp4" and shutil.which("ffmpeg") is None:
         raise ValueError("Writing an MP4 needs ffmpeg on PATH (e.g. apt-get install ffmpeg); or write a .gif.")
-    if is_checkpoint_directory(path.parent):
+    checkpoint = containing_checkpoint(path.parent)
+    if checkpoint is not None:
         raise ValueError(
-            f"Cannot write {path}: {path.parent} is a checkpoint directory, which the next save replaces whole (and"
-            f" refuses to while it holds other files). Write it beside it, e.g. {path.parent.parent / path.name}."
+            f"Cannot write {path}: {checkpoint} is a checkpoint directory, which the next save replaces whole (and"
+            f" refuses to while it holds other files). Write it beside it, e.g. {checkpoint.parent / path.name}."
         )
     if path.is_file() and path.stat().st_size and not _is_video(path):  # an empty one holds nothing to lose
         raise FileExistsError(

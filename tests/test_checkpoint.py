@@ -803,7 +803,7 @@ def test_an_actor_file_and_a_replay_memory_file_are_not_saved_over_each_other_or
         model.save_replay_memory(tmp_path / "actor.pt")
     with pytest.raises(FileExistsError, match=r"memory.pt holds a td3_steps replay memory file, and saving a policy"):
         model.save_policy(tmp_path / "memory.pt")
-    for name in ("state.pt", "mine.pt"):
+    for name in ("state.pt", "mine.pt", "sub/mine.pt"):
         with pytest.raises(FileExistsError, match=r"is inside the checkpoint .*ckpt, which holds only what TD3.save"):
             model.save_policy(tmp_path / "ckpt" / name)
     assert all(p.read_bytes() == data for p, data in files.items()) and not (tmp_path / "ckpt" / "mine.pt").exists()

@@ -34,7 +34,7 @@ import nbformat
 from jinja2 import DictLoader
 from nbconvert import SlidesExporter
 
-from td3_steps.course import course_page_on_the_web, is_install_cell, read_notebook
+from td3_steps.course import course_page_on_the_web, is_install_cell, notebook_page_url, read_notebook
 from td3_steps.files import check_directory_path, check_file_path, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,6 +87,17 @@ aside.notes { display: none; }
 document.addEventListener("toggle", function () {
   require(["{{ reveal_url_prefix }}/dist/reveal.js"], function (Reveal) { Reveal.layout(); });
 }, true);
+// nbconvert's decks typeset a slide's equations again as it is shown, by calling MathJax.Hub.Rerender outside
+// MathJax's queue: a slide reached while MathJax is still busy (the first typeset, a quick jump) would show each
+// equation twice. Queue it, and lay the slide out again once it is done, as its height may have changed.
+if (window.MathJax && MathJax.Hub) {
+  var rerender = MathJax.Hub.Rerender;
+  MathJax.Hub.Rerender = function (element) {
+    return MathJax.Hub.Queue(function () { return rerender.call(MathJax.Hub, element); }, function () {
+      require(["{{ reveal_url_prefix }}/dist/reveal.js"], function (Reveal) { Reveal.layout(); });
+    });
+  };
+}
 // Where reveal.js cannot be loaded (a deck copied without lib/, or built --online and shown offline), the page is
 // the notebook as one long page: say why, at its top.
 window.addEventListener("load", function () {
@@ -163,12 +174,13 @@ def exporter(online: bool = False) -> SlidesExporter:
     )
 
 
-def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def deck_notebook(notebook: nbformat.NotebookNode, decks: set[str] | None = None) -> nbformat.NotebookNode:
     """The notebook as a deck shows it: the install cell skipped, each figure (and each cell tagged
     remove-input) shown without its code, which the notebook keeps, and no widgets (a deck runs nothing: a stored
     progress bar would say 0%, a slider would not move), nor the label printed for a bar. A solution starts a
     sub-slide, where it has the slide's height to open into (and scrolls beyond it); links to other notebooks go to
-    their decks, and the one to the course page (README.md, not in decks/) to its address on the web."""
+    their decks (where `decks`, the names of the decks beside this one, holds them; else to the notebook on the web),
+    and the one to the course page (README.md, not in decks/) to its address on the web."""
     notebook = copy.deepcopy(notebook)
     first = notebook.cells[0] if notebook.cells else None
     if first is not None and is_install_cell(first):
@@ -177,7 +189,7 @@ def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if SOLUTION in cell.metadata.get("tags", []):
             cell.metadata.setdefault("slideshow", {})["slide_type"] = "subslide"
         if cell.cell_type == "markdown":
-            cell.source = NOTEBOOK_LINK.sub(r"](\1.slides.html)", cell.source)
+            cell.source = NOTEBOOK_LINK.sub(lambda link: f"]({_link_target(link[1], decks)})", cell.source)
             cell.source = course_page_on_the_web(cell.source)
         if cell.cell_type != "code":
             continue
@@ -187,6 +199,10 @@ def deck_notebook(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.metadata.setdefault("transient", {})["remove_source"] = True  # nbconvert's templates honour it
     notebook.metadata.pop("widgets", None)
     return notebook
+
+
+def _link_target(name: str, decks: set[str] | None) -> str:
+    return f"{name}.slides.html" if decks is None or name in decks else notebook_page_url(f"{name}.ipynb")
 
 
 def _without_widgets(outputs: list) -> list:
@@ -258,9 +274,11 @@ def write_decks(notebooks: list[tuple[Path, nbformat.NotebookNode]], out: Path, 
     if not online:
         fetch_libraries(out / "lib")
     slides = exporter(online)
+    beside = {path.stem for path, _ in notebooks} | {p.name.split(".")[0] for p in out.glob("*.slides.html")}
     decks = []
     for path, notebook in notebooks:
-        html, _ = slides.from_notebook_node(deck_notebook(notebook), resources={"metadata": {"name": path.stem}})
+        shown = deck_notebook(notebook, beside)
+        html, _ = slides.from_notebook_node(shown, resources={"metadata": {"name": path.stem}})
         deck = deck_path(out, path)
         write_text_atomically(deck, html)
         decks.append(deck)

@@ -85,11 +85,11 @@ def write_edition(out: Path, outputs: bool = True, notebooks: Path = ROOT / "not
     return written
 
 
-def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebooks") -> None:
+def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebooks") -> list[Path]:
     """A ValueError (or OSError) that says what to do unless the edition can be written into `out`: a folder, or a
     path where one can be made, that takes new files, is not the course's own notebooks/, holds no link into them
     (a write goes through a link: --force rewrote the course's notebook without its solutions) and, unless `force`,
-    holds nothing (a student's edited notebooks would be replaced)."""
+    holds nothing (a student's edited notebooks would be replaced). Returns the notebooks the edition replaces."""
     if out.resolve() == notebooks.resolve():
         raise ValueError("OUT must not be notebooks/: the edition would overwrite the course's own notebooks")
     linked = [out / path.name for path in source_notebooks(notebooks) if _lands_in(out / path.name, notebooks)]
@@ -113,6 +113,7 @@ def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebook
         )
     for path in replaced:
         check_file_path(path)  # IsADirectoryError: a folder of a notebook's name
+    return replaced
 
 
 def _lands_in(path: Path, folder: Path) -> bool:
@@ -138,12 +139,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("OUT is empty: give the folder to write the notebooks into, e.g. student_edition")
     out = Path(args.out)
     try:
-        check_out(out, args.force)
+        replaced = check_out(out, args.force)
         written = write_edition(out, outputs=not args.no_outputs)  # a damaged notebook is named before OUT is made
     except (ValueError, OSError) as error:
         parser.error(str(error))
     for path in written:
-        print(path)
+        print(f"{path} (replaced the one that was there)" if path in replaced else path)
 
 
 if __name__ == "__main__":

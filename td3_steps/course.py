@@ -132,7 +132,12 @@ def write_notebook(path: Path, notebook: NotebookNode) -> None:
 
 def course_page_url(repository: str = REPOSITORY, branch: str = BRANCH) -> str:
     """The course page, notebooks/README.md, on the web."""
-    return f"{repository}/blob/{branch}/notebooks/README.md"
+    return notebook_page_url("README.md", repository, branch)
+
+
+def notebook_page_url(name: str, repository: str = REPOSITORY, branch: str = BRANCH) -> str:
+    """notebooks/<name> on the web, as GitHub shows it."""
+    return f"{repository}/blob/{branch}/notebooks/{name}"
 
 
 def course_page_on_the_web(markdown: str) -> str:

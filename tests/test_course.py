@@ -128,6 +128,20 @@ def test_code_fits_a_projected_slide(name):
     assert not long, f"{name}: code lines over 88 characters: {long}"
 
 
+@pytest.mark.parametrize("name", [s[2] for s in STEPS])
+def test_a_slider_and_its_introduction_are_no_slides(name):
+    """The decks and JupyterLab's slideshow show no widgets: a slider's cell, and the text that introduces it, were
+    slides of code with nothing to see (decks 06, 14 and 15). The notebook keeps them; the presenter notes send the
+    presenter to the running notebook."""
+    notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    for cell in notebook.cells:
+        shown = [o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", [])]
+        slider = any("Slider(" in text for text in shown) or (
+            cell.cell_type == "markdown" and "slider" in cell.source.lower()
+        )
+        assert not slider or _slide(cell) in ("skip", "notes"), f"{name}: {cell.source[:60]!r} is a slide"
+
+
 def test_stored_progress_bars_read_as_their_training_ended():
     """GitHub shows a tqdm widget's text, which tqdm writes when the bar opens: the notebooks store the final one."""
     bars = 0

@@ -14,7 +14,7 @@ import pytest
 
 from scripts import build_decks
 from scripts.build_decks import HEIGHT, WIDTH, build, deck_notebook, main
-from td3_steps.course import INSTALL_CELL, course_page_url
+from td3_steps.course import INSTALL_CELL, course_page_url, notebook_page_url
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -187,6 +187,28 @@ def test_a_smaller_window_shows_every_slide_whole_scaled_down(decks, browser):
     assert unloaded is None
 
 
+def test_a_slide_reached_by_a_quick_jump_shows_each_equation_once_and_whole(decks, browser):
+    """nbconvert's decks typeset a slide's equations again as it is shown, outside MathJax's queue: a slide reached
+    while MathJax was still at work (right after the deck opened) showed its equations twice, or only one of 20, and
+    ran off the bottom of the screen (deck 06's "2. The idea", 750 px)."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.goto(f"{decks['06_target_smoothing'].as_uri()}?transition=none&backgroundTransition=none")
+    page.wait_for_selector(".reveal.ready", timeout=30_000)
+    page.wait_for_function("window.MathJax && MathJax.isReady", timeout=30_000)
+    page.evaluate("require('lib/reveal.js/dist/reveal.js').slide(2, 0, 0)")
+    page.evaluate(SETTLED)
+    equations, typeset, previews, bottom = page.evaluate("""() => {
+      const slide = require('lib/reveal.js/dist/reveal.js').getCurrentSlide();
+      return [slide.querySelectorAll('script[type^="math/tex"]').length,
+              slide.querySelectorAll('.mjx-chtml.MathJax_CHTML').length,
+              [...slide.querySelectorAll('.MathJax_Preview')].filter(p => p.textContent.trim()).length,
+              slide.getBoundingClientRect().bottom];
+    }""")
+    page.close()
+    assert equations > 10 and typeset == equations and previews == 0, (equations, typeset, previews)
+    assert bottom <= HEIGHT
+
+
 def test_printed_output_is_as_wide_as_the_code_and_a_checkers_reply_fits_its_lines(decks, browser):
     """Output was 90% as wide as the code and broke a word where it ran out: "convert wit / h" in 36 lines of 14
     decks, most in the checkers' replies (wrapped at 100 columns)."""
@@ -262,6 +284,18 @@ def test_a_deck_links_to_decks_and_gives_a_solution_its_own_sub_slide():
         f"[Next: Step 2](02_actor.slides.html), [the course page]({course_page_url()}), [x](x.ipynb)"
     )
     assert deck.cells[1].metadata["slideshow"]["slide_type"] == "subslide"
+
+
+def test_a_deck_built_alone_links_to_the_notebooks_whose_decks_are_not_beside_it(tmp_path):
+    """`build_decks.py notebooks/08_... --out DIR` (its --help's example) wrote a "Next" link to
+    09_bellman_target.slides.html, which DIR did not hold."""
+    eight, nine = (ROOT / "notebooks" / f"{name}.ipynb" for name in ("08_clipped_double_q", "09_bellman_target"))
+    (deck,) = build([eight], tmp_path, online=True)
+    html = deck.read_text()
+    assert notebook_page_url("09_bellman_target.ipynb") in html and "09_bellman_target.slides.html" not in html
+    build([nine], tmp_path, online=True)
+    (deck,) = build([eight], tmp_path, online=True)  # built again beside the deck of 09: the link goes to it
+    assert "09_bellman_target.slides.html" in deck.read_text()
 
 
 # ---------------------------------------------------------------- the command line: every path checked first

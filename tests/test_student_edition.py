@@ -106,6 +106,17 @@ def test_an_out_that_holds_files_is_refused_unless_force(tmp_path, parser_error,
     assert written == [(out, False)]
 
 
+def test_force_names_each_notebook_it_replaced(tmp_path, capsys):
+    """--force replaced a student's edited notebook and printed its name as it printed a new one's."""
+    out = tmp_path / "course"
+    out.mkdir()
+    (out / NOTEBOOKS[1].name).write_text("my answers")
+    main([str(out), "--force", "--no-outputs"])
+    printed = capsys.readouterr().out.splitlines()
+    assert f"{out / NOTEBOOKS[1].name} (replaced the one that was there)" in printed
+    assert str(out / NOTEBOOKS[0].name) in printed and len(printed) == len(NOTEBOOKS)
+
+
 @pytest.mark.parametrize(
     ("out", "words"),
     [

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from td3_steps import TD3, EvalCallback, ReplayMemory, TD3Config
-from td3_steps.counts import is_count, is_number, is_sizes
+from td3_steps.counts import is_count, is_flag, is_number, is_sizes
 
 
 def test_ints_and_numpy_integers_count_bools_and_floats_do_not():
@@ -61,3 +61,10 @@ def test_a_flag_is_true_or_false_not_a_word_that_picks_a_side_silently(tmp_path,
     with pytest.raises(ValueError, match=r"^load: memory must be True or False, got None\.$"):
         TD3.load(tmp_path / "run", env=toy_env(), memory=None)
     assert len(TD3.load(tmp_path / "run", env=toy_env(), memory=1).memory) == 12
+
+
+def test_a_numpy_integer_0_or_1_is_a_flag_as_its_python_int_is():
+    """A sweep over np.arange(2) gives np.int64(0) and np.int64(1): each is the flag its value says."""
+    assert is_flag(np.int64(1)) and is_flag(np.uint8(0)) and not is_flag(np.int64(2))
+    assert TD3Config(layer_norm=np.int64(1)).layer_norm is True
+    assert TD3Config(layer_norm=np.int64(0)).layer_norm is False

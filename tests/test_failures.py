@@ -1,9 +1,22 @@
 """td3_steps.failures: a failed step names the argument at fault; a working one is untouched."""
 
+import numpy as np
 import pytest
 import torch
 
-from td3_steps.failures import FLOAT32_MAX, explain_failures, generator_problem, learning_rate_problem
+from td3_steps import Critics, critic_loss, critic_update, current_q_values, target_action
+from td3_steps.failures import (
+    FLOAT32_MAX,
+    INT64,
+    device_problem,
+    explain_failures,
+    first_problem,
+    generator_problem,
+    kind_of,
+    learning_rate_problem,
+    listing,
+    number_problem,
+)
 
 
 @explain_failures
@@ -83,3 +96,71 @@ def test_a_learning_rate_is_too_large_where_the_optimizers_first_step_is_beyond_
     assert learning_rate_problem("x", torch.optim.Adam([weight], lr=3e37, betas=(0.0, 0.999))) is None
     assert learning_rate_problem("x", torch.optim.SGD([weight], lr=3e38)) is None
     assert learning_rate_problem("x", torch.optim.SGD([weight], lr=3.5e38)) is not None
+
+
+def test_a_whole_number_is_refused_only_beyond_torchs_64_bit_integers_either_side():
+    assert number_problem("x", "n", INT64.max, "a count") is None
+    assert number_problem("x", "n", INT64.min, "a count") is None
+    for beyond in (INT64.max + 1, INT64.min - 1, -(10**30)):
+        answer = number_problem("x", "n", beyond, "a count")
+        assert isinstance(answer, ValueError) and "a whole number beyond 64 bits" in str(answer), beyond
+
+
+def test_a_learning_rate_of_exactly_the_largest_float32_steps():
+    weight = torch.nn.Parameter(torch.zeros(1))
+    assert learning_rate_problem("x", torch.optim.SGD([weight], lr=FLOAT32_MAX)) is None
+
+
+def test_an_optimizer_that_also_holds_a_parameter_the_loss_does_not_reach_still_steps():
+    """Only an optimizer the loss reaches nowhere is another network's: one that holds an extra parameter (a
+    learned temperature, say) beside the critics' steps the critics."""
+    torch.manual_seed(0)
+    critics = Critics(3, 1, (16,))
+    optimizer = torch.optim.Adam([*critics.parameters(), torch.nn.Parameter(torch.zeros(1))])
+    obs, action, y = torch.randn(8, 3), torch.rand(8, 1), torch.randn(8, 1)
+    before = [p.detach().clone() for p in critics.parameters()]
+    critic_update(critic_loss(current_q_values(critics, obs, action), y), optimizer)
+    assert any(not torch.equal(b, p) for b, p in zip(before, critics.parameters()))
+
+
+def test_another_networks_optimizer_is_named_with_tds_attribute_to_pass():
+    torch.manual_seed(0)
+    critics = Critics(3, 1, (16,))
+    loss = critic_loss(current_q_values(critics, torch.randn(8, 3), torch.rand(8, 1)), torch.randn(8, 1))
+    with pytest.raises(ValueError, match=r"critics\.parameters\(\) \(TD3's critic_optimizer\)"):
+        critic_update(loss, torch.optim.Adam(torch.nn.Linear(3, 1).parameters()))
+
+
+def test_an_actors_missing_input_is_said_in_the_singular():
+    critics = Critics(3, 1, net_arch=(8,))
+    with pytest.raises(TypeError, match=r"forward\(obs, action\) does not take 1 input \("):
+        target_action(critics, torch.zeros(4, 3))
+
+
+def test_a_device_problem_moves_each_tensor_elsewhere_and_skips_what_is_no_tensor():
+    cpu, meta = torch.zeros(1), torch.zeros(1, device="meta")
+    answer = device_problem("x", "the actions'", {"action": cpu, "low": meta, "high": meta})
+    assert str(answer) == (
+        "x: everything must be on the actions' device, cpu; got low on meta, high on meta."
+        " Move them first: low.to('cpu'), high.to('cpu')."
+    )
+    assert device_problem("x", "the actions'", {"low": -1.0, "high": None}) is None
+
+
+def test_a_kind_is_said_with_its_article():
+    assert [kind_of(v) for v in ([], 3, np.zeros(1), torch.nn.Identity())] == [
+        "a list",
+        "an int",
+        "an ndarray",
+        "an Identity",
+    ]
+
+
+def test_a_listing_shows_at_most_the_first_names_and_says_when_there_are_more():
+    assert listing("abcdefg", 5) == "a, b, c, d, e ..."
+    assert listing("abcde", 5) == "a, b, c, d, e" and listing("ab") == "a, b"
+
+
+def test_the_first_problem_is_the_one_reported():
+    first, second = TypeError("first"), ValueError("second")
+    assert first_problem(None, first, second) is first and first_problem(None, None) is None

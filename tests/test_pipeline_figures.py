@@ -148,3 +148,14 @@ def test_readme_overview_is_current():
     committed = (ROOT / "assets" / "pipeline" / "overview.svg").read_text()
     assert committed == pipeline_svg(), "run: python scripts/sync_course.py"
     assert sorted(p.name for p in (ROOT / "assets" / "pipeline").iterdir()) == ["overview.svg"], "no stale copies"
+
+
+@pytest.mark.parametrize("bad", ["8", 2.5, True, None, 0])
+def test_stage_of_refuses_what_is_no_step_with_the_range(bad):
+    """A string was a bare "'<=' not supported" TypeError, and True or 2.5 were given a stage."""
+    with pytest.raises(ValueError, match=r"stage_of: step must be one of 1-15, got "):
+        stage_of(bad)
+
+
+def test_stage_of_takes_a_numpy_step():
+    assert stage_of(np.int64(13)) == STAGES[3]

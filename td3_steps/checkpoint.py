@@ -225,6 +225,7 @@ def save_atomically(file: Path, data: dict) -> None:
                 f"{file} holds a {other[0]} file, and saving a"
                 f" {data['format'].removeprefix('td3_steps ')} would replace it: give another name."
             )
+    check_writable(file)  # a PermissionError that says "Choose another path", as TD3.save's
     make_parents(file)
     write_atomically(file, lambda f: torch.save(data, f))
 
@@ -403,7 +404,9 @@ def load_tensors(file: Path, map_location) -> dict:
             " Policy.load an actor file (policy.pt), load_replay_memory a file that save_replay_memory wrote."
         )
     try:
-        return torch.load(file, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():  # a pickle of another program's: torch asks for an issue to be filed
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
+            return torch.load(file, map_location=map_location, weights_only=True)
     except PermissionError as error:
         raise _unreadable(file, error) from error
     except Exception as error:  # torch raises many types for a damaged or foreign file
@@ -412,6 +415,8 @@ def load_tensors(file: Path, map_location) -> dict:
             why = f"torch cannot read it ({type(error).__name__}: it is not a torch file of tensors)"
         elif not _is_zip(file):  # a CSV, a text, an empty file: torch's error would be about its own internals
             why = "it is no torch file at all"
+        elif not zipfile.is_zipfile(file):  # torch's words: "an internal miniz error ... high likelihood that ..."
+            why = "it is cut short (a copy or a download that did not finish): its archive has no end"
         else:
             why = f"torch cannot read it ({type(error).__name__}: {' '.join(str(error).split())[:200]})"
         raise CheckpointError(f"{file} is damaged, or is not a file td3_steps wrote: {why}.") from error

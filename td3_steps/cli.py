@@ -23,6 +23,7 @@ import difflib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import sys
@@ -242,6 +243,12 @@ def _command() -> str:
     return "td3-steps" if Path(sys.argv[0]).stem == "td3-steps" else "python -m td3_steps"
 
 
+def _resume_command(run_dir: Path) -> str:
+    """The command that goes on with the run in `run_dir`, ready to paste into a shell (a space or a parenthesis in
+    the path quoted)."""
+    return f"{_command()} train --resume {shlex.quote(str(run_dir))}"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=_command(), description="Train, evaluate and render TD3 agents.")
     parser.add_argument("--version", action="version", version=f"td3_steps {__version__}")
@@ -274,7 +281,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--force", action="store_true",
         help="train into an --out that is not empty: its run files (run.json, metrics.csv, policy.pt, checkpoint/,"
-        " ...) are replaced, and named; other files stay",
+        " ...) are replaced, and named; other files stay (a checkpoint/ holding other files is refused)",
     )  # fmt: skip
     train.add_argument(
         "--resume", metavar="RUN_DIR", type=_path,
@@ -566,14 +573,37 @@ def _replaced_by_out(run_dir: Path, force: bool) -> list[Path]:
         _check_not_in_use(run_dir)
         if (run_dir / RUN_FILE).exists():
             raise RunError(
-                f"{run_dir} already holds a run: continue it with --resume {run_dir}, choose another --out, or add"
-                " --force to replace it."
+                f"{run_dir} already holds a run: continue it with --resume {shlex.quote(str(run_dir))}, choose another"
+                " --out, or add --force to replace it."
             )
         raise RunError(
             f"--out {run_dir} is not empty ({_names(entries, 5)}): choose another --out, or add --force"
             f" to train into it, replacing the run files there ({', '.join(RUN_FILES)}) and keeping the others."
         )
-    return [p for p in entries if _is_run_file(p.name)]
+    replaced = [p for p in entries if _is_run_file(p.name)]
+    _check_only_run_files(run_dir, replaced)
+    return replaced
+
+
+def _check_only_run_files(run_dir: Path, replaced: list[Path]) -> None:
+    """A RunError where --force would lose more than an earlier run's files: a checkpoint/ (or its .tmp or .old, or
+    the folder a link of that name points to) holding files no checkpoint holds, or a folder (a link to one
+    included) where train writes a file."""
+    foreign = foreign_files(through_link(run_dir / CHECKPOINT))
+    if foreign:
+        directory, names = next(iter(foreign.items()))
+        raise RunError(
+            f"--force replaces an earlier run's files in {run_dir}, and {directory} holds {listing(names, 5)}, which"
+            f" no checkpoint holds: move {'it' if len(names) == 1 else 'them'} out of {directory}, or choose another"
+            " --out."
+        )
+    for path in replaced:
+        if path.name.partition(".")[0] != CHECKPOINT and through_link(path).is_dir():
+            where = f" (a link to {through_link(path)})" if path.is_symlink() else ""
+            raise RunError(
+                f"--force replaces an earlier run's files in {run_dir}, and {path}{where} is a folder, where train"
+                " writes a file: move it away, or choose another --out."
+            )
 
 
 def _is_run_file(name: str) -> bool:
@@ -743,10 +773,11 @@ def _apply_resume_changes(run: dict, args: argparse.Namespace) -> list[str]:
 
 
 # What --resume reads of run.json: each value's type, and the range of its numbers (None: not given, no maximum).
-RUN_KEYS = {"env_id": str, "total_steps": int, "eval_freq": int, "eval_episodes": int}
+RUN_KEYS = {"preset": str, "env_id": str, "seed": int, "total_steps": int, "eval_freq": int, "eval_episodes": int,
+            "config": dict}  # fmt: skip
 RUN_RANGES = {
-    "total_steps": (0, None), "eval_freq": (1, None), "eval_episodes": (1, None), "checkpoint_freq": (1, None),
-    "threads": (1, MAX_THREADS),
+    "seed": (0, None), "total_steps": (0, None), "eval_freq": (1, None), "eval_episodes": (1, None),
+    "checkpoint_freq": (1, None), "threads": (1, MAX_THREADS),
 }  # fmt: skip
 RUN_REMEDY = "It records the run's settings: restore it from a copy, or start a new run with --out."
 
@@ -760,6 +791,8 @@ def _read_run(run_dir: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{path} is not readable JSON ({error}). {RUN_REMEDY}") from error
     check_contents(path, run, RUN_KEYS, RUN_REMEDY)
+    if run["preset"] not in PRESETS:
+        raise CheckpointError(f"{path} gives preset {run['preset']!r}, not one of {', '.join(PRESETS)}. {RUN_REMEDY}")
     if run.get("tensorboard_log") is not None and not (
         isinstance(run["tensorboard_log"], str) and run["tensorboard_log"]
     ):
@@ -977,7 +1010,7 @@ def _exit_stopped(number: int, how: str, run_dir: Path) -> None:
     """End the process as stopped by signal `number`, saying `how` and the command that goes on."""
     names = {signal.SIGINT: "Ctrl-C", READER_GONE: "the end of its output's reader (a closed pipe)"}
     name = names.get(number) or signal.Signals(number).name
-    sys.exit(_exit_on_signal(f"Stopped by {name} {how}: {_command()} train --resume {run_dir}", number))
+    sys.exit(_exit_on_signal(f"Stopped by {name} {how}: {_resume_command(run_dir)}", number))
 
 
 @contextlib.contextmanager
@@ -990,7 +1023,7 @@ def _saving(run_dir: Path) -> Iterator[None]:
         if isinstance(error, (CheckpointError, TrainingError)):
             raise
         then = (
-            f"continue from the last checkpoint: {_command()} train --resume {run_dir}"
+            f"continue from the last checkpoint: {_resume_command(run_dir)}"
             if _has_checkpoint(run_dir)
             else f"{START_AGAIN} (no checkpoint was saved to resume from)"
         )

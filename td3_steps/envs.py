@@ -108,6 +108,8 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     if bullet and env_id not in gym.registry:
         register_bullet_envs()
+    if ":" in env_id:
+        _import_env_module(env_id)
     try:
         # gym.make imports the env's module, and with it pybullet, which prints its build time
         with (
@@ -124,7 +126,13 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
                 f" {env_id!r} names a device, not an environment: give it as device={env_id!r} (TD3.load takes"
                 " (path, env, device), as Stable-Baselines3's load does)."
             )
-        elif isinstance(error, gym.error.NameNotFound) and ":" not in env_id:
+        elif isinstance(error, gym.error.NameNotFound) and ":" in env_id:
+            module, _, name = env_id.partition(":")
+            yours = (
+                f" Importing {module} registered no {name!r}: register it there, gymnasium.register({name!r},"
+                " entry_point=...), or give the id it registers."
+            )
+        elif isinstance(error, gym.error.NameNotFound):
             yours = (
                 " If it is an environment of your own, register it in a module of yours (gymnasium.register) and give"
                 f" the module with the id, 'my_module:{env_id}': gymnasium imports my_module first (from the current"
@@ -143,6 +151,27 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
     for warning in said:  # an env that was made keeps its warnings, under the caller's filters
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return QuietReset(env) if bullet and not any(isinstance(w, QuietReset) for w in wrappers_of(env)) else env
+
+
+def _import_env_module(env_id: str) -> None:
+    """Import the module of a 'my_module:MyEnv-v0' id, as gymnasium.make would, or raise a ValueError that says what
+    is wrong: gymnasium's words were "too many values to unpack" ('a:b:c') or "Empty module name", and an error raised
+    by the user's module read as td3_steps' own. A module that is not found is left to gymnasium.make's error."""
+    module, _, name = env_id.partition(":")
+    if not module.strip() or not name.strip() or ":" in name:
+        raise ValueError(
+            f"Cannot make environment {env_id!r}: an id with its module is 'my_module:MyEnv-v0', a module, one colon"
+            " and the id the module registers."
+        )
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError:
+        pass
+    except Exception as error:
+        raise ValueError(
+            f"Cannot make environment {env_id!r}: importing your module {module} raised {type(error).__name__}:"
+            f" {error}. python -c 'import {module}' shows where."
+        ) from error
 
 
 def _unloadable_entry_point(spec: str | EnvSpec) -> str | None:

@@ -5,6 +5,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -432,6 +433,10 @@ def test_resume_refuses_an_edited_or_damaged_run_json_before_writing(tmp_path, c
         ({**good, "threads": 100_000}, "run.json gives threads 100000, not an integer from 1 to 1024"),
         ({**good, "checkpoint_freq": True}, "run.json gives checkpoint_freq True, not an integer >= 1"),
         ([1], "run.json holds a list, not the dict"),
+        ({**good, "config": "x"}, "run.json config is a str"),  # was trained on, and written back
+        ({k: v for k, v in good.items() if k not in ("preset", "seed")}, "run.json lacks preset, seed: it was"),
+        ({**good, "preset": "nosuch"}, "run.json gives preset 'nosuch', not one of pendulum, "),
+        ({**good, "seed": -1}, "run.json gives seed -1, not an integer >= 0"),
     ]:  # fmt: skip
         (run / "run.json").write_text(json.dumps(edited))
         line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
@@ -1107,6 +1112,48 @@ def test_force_replaces_the_old_copies_an_interrupted_save_left(tmp_path, capsys
     assert "checkpoint.old/" in capsys.readouterr().err
     assert not (out / "checkpoint.old").exists() and not (out / "metrics.csv.old").exists()
     assert (out / "policy.pt.keep").read_text() == "mine"
+
+
+def test_force_never_deletes_what_an_earlier_run_did_not_write(tmp_path, capsys):
+    """--force emptied a checkpoint/ holding a user's notes, the folder elsewhere that a checkpoint link pointed to
+    (thesis and all), and the folder that a link named metrics.csv.old pointed to."""
+    precious, keep = tmp_path / "precious", tmp_path / "keep"
+    (keep / "sub").mkdir(parents=True)
+    precious.mkdir()
+    (precious / "thesis.txt").write_text("years of work")
+    (keep / "sub" / "data").write_text("x")
+    cases = {
+        "notes": lambda run: (run / "checkpoint").mkdir() or (run / "checkpoint" / "notes.txt").write_text("mine"),
+        "link": lambda run: (run / "checkpoint").symlink_to(precious),
+        "old": lambda run: (run / "checkpoint.old").mkdir() or (run / "checkpoint.old" / "plot.png").write_text(""),
+        "folder": lambda run: (run / "metrics.csv.old").symlink_to(keep),
+    }
+    said = {}
+    for name, make in cases.items():
+        run = tmp_path / name
+        run.mkdir()
+        (run / "run.json").write_text("{}")
+        make(run)
+        said[name] = fails(["train", "--out", str(run), "--force", *QUICK], capsys)
+        assert said[name].startswith(f"error: --force replaces an earlier run's files in {run}, and "), said[name]
+        assert said[name].endswith(" or choose another --out."), said[name]
+        assert (run / "run.json").read_text() == "{}", name  # refused before anything was written
+    assert f"{tmp_path / 'notes' / 'checkpoint'} holds notes.txt, which no checkpoint holds" in said["notes"]
+    assert f"{precious} holds thesis.txt, which no checkpoint holds: move it out of {precious}" in said["link"]
+    assert f"{tmp_path / 'old' / 'checkpoint.old'} holds plot.png" in said["old"]
+    assert f"metrics.csv.old (a link to {keep}) is a folder, where train writes a file" in said["folder"]
+    assert (precious / "thesis.txt").exists() and (keep / "sub" / "data").exists()
+    assert (tmp_path / "notes" / "checkpoint" / "notes.txt").exists()
+
+
+def test_the_commands_messages_give_paste_into_a_shell(tmp_path, capsys):
+    """ "continue it with --resume my runs/run (1)", pasted into a shell, was a syntax error (the parenthesis),
+    or --resume my with a stray argument (the space)."""
+    run = tmp_path / "my runs" / "run (1)"
+    main(["train", "--out", str(run), *QUICK])
+    line = fails(["train", "--out", str(run), *QUICK], capsys)
+    assert f"continue it with --resume '{run}', choose another --out" in line, line
+    assert shlex.split(cli._resume_command(run))[-2:] == ["--resume", str(run)]
 
 
 def test_the_lock_file_is_refused_as_a_tensorboard_log(tmp_path, capsys):

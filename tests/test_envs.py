@@ -606,3 +606,25 @@ def test_an_env_whose_rewards_are_nan_is_made_without_a_seed_warning(small_confi
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         TD3(toy_env(reward=nan), small_config, seed=0, device="cpu")
+
+
+def test_an_id_with_its_module_says_what_is_wrong_with_the_module(tmp_path, monkeypatch):
+    """gymnasium's words were the whole message ('too many values to unpack (expected 2)', 'Empty module name'), a
+    module of the user's that raised on import read as an unexpected error of td3_steps, and one that registered
+    nothing got no hint."""
+    monkeypatch.syspath_prepend(tmp_path)
+    (tmp_path / "td3_test_raises.py").write_text("raise RuntimeError('my module is broken')\n")
+    (tmp_path / "td3_test_syntax.py").write_text("def f(:\n")
+    (tmp_path / "td3_test_empty.py").write_text("x = 1\n")
+    try:
+        for env_id in ("a:b:c", ":Pendulum-v1", "td3_test_empty:", " :Pendulum-v1"):
+            with pytest.raises(ValueError, match=r"an id with its module is 'my_module:MyEnv-v0', a module, one colon"):
+                make_env(env_id)
+        for module, error in (("td3_test_raises", "RuntimeError: my module is broken"), ("td3_test_syntax", "Syntax")):
+            with pytest.raises(ValueError, match=rf"importing your module {module} raised {error}.*import {module}'"):
+                make_env(f"{module}:Foo-v0")
+        with pytest.raises(ValueError, match=r"Importing td3_test_empty registered no 'Foo-v0': register it there"):
+            make_env("td3_test_empty:Foo-v0")
+    finally:
+        for module in ("td3_test_raises", "td3_test_syntax", "td3_test_empty"):
+            sys.modules.pop(module, None)

@@ -93,6 +93,18 @@ def test_a_save_over_a_checkpoint_is_refused_where_its_folder_takes_no_new_files
         assert {p.name: p.read_bytes() for p in checkpoint.iterdir()} == before
 
 
+def test_a_policy_or_memory_file_in_a_read_only_folder_says_choose_another_path(tmp_path, read_only, small_config):
+    """save_policy and save_replay_memory into a read-only folder were a bare "[Errno 30] Read-only file system", where
+    TD3.save said what to do."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    read_only(tmp_path)
+    for save, name in ((model.save_policy, "policy.pt"), (model.save_replay_memory, "memory.pt")):
+        with pytest.raises(PermissionError, match=rf"^Cannot write {tmp_path / name}: {tmp_path} does not take new"
+                           r" files \(Permission denied\)\. Choose another path\.$"):  # fmt: skip
+            save(tmp_path / name)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_folder_that_cannot_be_made_is_named_with_the_file_to_write(tmp_path, monkeypatch, small_config):
     """save_policy("ro/x/policy.pt") in a read-only folder was mkdir's bare "[Errno 13] Permission denied: 'ro/x'"."""
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")

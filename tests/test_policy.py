@@ -1,5 +1,6 @@
 """td3_steps.policy: predict, explore, evaluate, and the policy file."""
 
+import pickle
 import re
 import sys
 import warnings
@@ -164,6 +165,24 @@ def test_a_damaged_or_edited_policy_file_is_refused(tmp_path, small_config, flip
     torch.save(data, tmp_path / "no_actor.pt")
     with pytest.raises(CheckpointError, match=r"no_actor.pt lacks actor: it was edited"):
         Policy.load(tmp_path / "no_actor.pt")
+
+
+def test_a_policy_file_cut_short_or_pickled_by_another_program_is_said_in_our_words(tmp_path, small_config):
+    """A file cut short ended in torch's words, cut mid-sentence ("... This is an internal miniz error. If you are
+    seeing this error, there is a high likelihood that your checkpoint file is)"), and another program's pickle
+    printed torch's warning to "please file an issue"."""
+    TD3("Pendulum-v1", small_config, seed=0, device="cpu").save_policy(tmp_path / "policy.pt")
+    (tmp_path / "cut.pt").write_bytes((tmp_path / "policy.pt").read_bytes()[:500])
+    with pytest.raises(CheckpointError, match=r"cut.pt is damaged, .*: it is cut short \(a copy or a download that"):
+        Policy.load(tmp_path / "cut.pt")
+    (tmp_path / "pickle.pt").write_bytes(pickle.dumps({"actor": 1}, protocol=4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(
+            CheckpointError,
+            match=r"pickle.pt is damaged, .*: torch cannot read it \(UnpicklingError: it is not a torch file of tensors\)",
+        ):
+            Policy.load(tmp_path / "pickle.pt")
 
 
 def test_strides_and_flags_torch_reads_from_a_file_are_not_its_contents(tmp_path, small_config):

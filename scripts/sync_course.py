@@ -59,18 +59,21 @@ def readme_with_table(
 
 
 def repoint(text: str, old: tuple[str, str], new: tuple[str, str]) -> str:
-    """`text` with each address of repository `old` = (url, branch) turned into one of `new`."""
+    """`text` with each address of repository `old` = (url, branch) turned into one of `new`, in one pass: a new
+    address is never read again (a fork named td3-steps-fall became td3-steps-fall-fall), and an address of another
+    repository or branch whose name begins as the old one's (td3-steps-data, main-dev) stays."""
     (old_url, old_branch), (new_url, new_branch) = old, new
     old_path, new_path = (u.removeprefix("https://github.com/") for u in (old_url, new_url))
-    for before, after in [
+    name_ends, branch_ends = r"(?![\w-])", r"(?![\w/-])"
+    addresses = [
         (f"colab.research.google.com/github/{old_path}/blob/{old_branch}/",
-         f"colab.research.google.com/github/{new_path}/blob/{new_branch}/"),
-        *((f"{old_url}/{kind}/{old_branch}/", f"{new_url}/{kind}/{new_branch}/") for kind in ("blob", "tree", "raw")),
-        (f"git+{old_url}@{old_branch}", f"git+{new_url}@{new_branch}"),
-        (old_url, new_url),
-    ]:  # fmt: skip
-        text = text.replace(before, after)
-    return text
+         f"colab.research.google.com/github/{new_path}/blob/{new_branch}/", ""),
+        *((f"{old_url}/{kind}/{old_branch}/", f"{new_url}/{kind}/{new_branch}/", "") for kind in ("blob", "tree", "raw")),
+        (f"git+{old_url}@{old_branch}", f"git+{new_url}@{new_branch}", branch_ends),
+        (old_url, new_url, name_ends),
+    ]  # fmt: skip
+    pattern = "|".join(f"({re.escape(before)}){end}" for before, _, end in addresses)
+    return re.sub(pattern, lambda match: addresses[match.lastindex - 1][1], text)
 
 
 def read_repository(course_py: Path) -> tuple[str, str]:

@@ -19,6 +19,7 @@ from scripts.execute_notebooks import finish_progress_text
 from scripts.sync_course import readme_with_table, sync
 from td3_steps import course
 from td3_steps.course import INSTALL_CELL, STEPS, colab_url, shipped_run, show_animation
+from td3_steps.pipeline import pipeline_svg
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -345,3 +346,108 @@ def test_show_pipeline_stores_the_png_of_the_step_asked_for(monkeypatch, step):
     show_pipeline(step)
     png = PIPELINE_PNGS / f"step_{step or 0:02d}.png"
     assert base64.b64decode(shown[0]["image/png"]) == png.read_bytes()
+
+
+OLD = course.REPOSITORY
+NOTEBOOK = f"notebooks/{STEPS[0][2]}"
+
+
+def test_every_kind_of_address_is_repointed_at_the_fork_and_its_branch(course_copy):
+    """A raw file's address, a folder's, and a `pip install git+...@branch` line in the text kept the old branch."""
+    readme = course_copy / "notebooks" / "README.md"
+    readme.write_text(readme.read_text() + f"\n![walker]({OLD}/raw/{course.BRANCH}/assets/walker.gif)\n"
+                      f"[the notebooks]({OLD}/tree/{course.BRANCH}/notebooks)\n"
+                      f"`pip install git+{OLD}@{course.BRANCH}`\n")  # fmt: skip
+    sync(course_copy, FORK, "fall")
+    text = readme.read_text()
+    assert f"({FORK}/raw/fall/assets/walker.gif)" in text and f"({FORK}/tree/fall/notebooks)" in text
+    assert f"`pip install git+{FORK}@fall`" in text and OLD not in text
+
+
+def test_the_title_cell_is_repointed_too(course_copy):
+    """Every cell after the install cell is repointed: a Colab badge in the title cell kept the old repository."""
+    path = course_copy / NOTEBOOK
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[1].source += f"\n\n[Open in Colab]({course.colab_url(STEPS[0][2])})"
+    nbformat.write(notebook, path)
+    sync(course_copy, FORK, "fall")
+    title = nbformat.read(path, as_version=4).cells[1].source
+    assert course.colab_url(STEPS[0][2], FORK, "fall") in title and OLD not in title
+
+
+def test_a_notebook_without_its_install_cell_gets_one_that_is_no_slide(course_copy):
+    """The install cell is put first, a `skip` slide, and the notebook gets the RISE settings: the title cell that
+    was first stays, whole, after it."""
+    path = course_copy / NOTEBOOK
+    notebook = nbformat.read(path, as_version=4)
+    del notebook.cells[0]
+    del notebook.metadata["rise"]
+    title = notebook.cells[0].source
+    nbformat.write(notebook, path)
+    assert NOTEBOOK in sync(course_copy)
+    synced = nbformat.read(path, as_version=4)
+    assert synced.cells[0].source == course.install_cell(course.REPOSITORY, course.BRANCH)
+    assert synced.cells[0].metadata["slideshow"]["slide_type"] == "skip"
+    assert synced.cells[1].source == title and len(synced.cells) == len(notebook.cells) + 1
+    assert synced.metadata["rise"] == course.RISE_SETTINGS
+
+
+def test_stale_slide_and_rise_settings_of_the_install_cell_are_rewritten(course_copy):
+    path = course_copy / NOTEBOOK
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[0].metadata["slideshow"] = {"slide_type": "slide"}
+    notebook.metadata["rise"] = {"scroll": False}
+    nbformat.write(notebook, path)
+    assert sync(course_copy) == [NOTEBOOK]
+    synced = nbformat.read(path, as_version=4)
+    assert synced.cells[0].metadata["slideshow"]["slide_type"] == "skip"
+    assert synced.metadata["rise"] == course.RISE_SETTINGS
+
+
+def test_a_course_in_step_is_left_alone_and_nothing_is_reported(files_in, course_copy):
+    before = files_in(course_copy)
+    assert sync(course_copy) == []
+    assert files_in(course_copy) == before
+
+
+def test_the_overview_picture_is_written_where_it_is_missing(course_copy):
+    """assets/pipeline/overview.svg, which the README shows, is written (its folder made) when stale or absent."""
+    svg = course_copy / "assets" / "pipeline" / "overview.svg"
+    svg.unlink()
+    svg.parent.rmdir()
+    assert sync(course_copy) == ["assets/pipeline/overview.svg"]
+    assert svg.read_text() == pipeline_svg()
+
+
+def test_the_command_names_each_file_it_updated(course_copy, monkeypatch, capsys):
+    monkeypatch.setattr(sync_course, "ROOT", course_copy)  # the repository itself is never at stake
+    sync_course.main(["--repository", FORK, "--branch", "fall"])
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["updated README.md", "updated notebooks/README.md", f"updated {NOTEBOOK}",
+                       "updated td3_steps/course.py"]  # fmt: skip
+    sync_course.main([])
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("branch", ["a//b", "a@{1}", "fall\x01", "fall\x7f"])
+def test_sync_refuses_more_branches_git_would_not_name(files_in, course_copy, branch):
+    """git check-ref-format refuses '//', '@{' and control characters: the Colab badges would open no branch."""
+    before = files_in(course_copy)
+    with pytest.raises(ValueError, match="is no branch name git accepts"):
+        sync(course_copy, FORK, branch)
+    assert files_in(course_copy) == before
+
+
+def test_a_fork_whose_name_begins_with_the_old_one_is_repointed_once():
+    """A fork named td3-steps-fall became td3-steps-fall-fall in every blob, tree, raw and git+ address (the new
+    address read again by the last replacement), and another repository whose name begins with the old one's moved
+    with it."""
+    old, new = (course.REPOSITORY, course.BRANCH), (course.REPOSITORY + "-fall", "fall")
+    text = (
+        f"[a]({course.REPOSITORY}/blob/main/README.md) git+{course.REPOSITORY}@main {course.REPOSITORY}-data"
+        f" {course.REPOSITORY}."
+    )
+    assert sync_course.repoint(text, old, new) == (
+        f"[a]({course.REPOSITORY}-fall/blob/fall/README.md) git+{course.REPOSITORY}-fall@fall {course.REPOSITORY}-data"
+        f" {course.REPOSITORY}-fall."
+    )

@@ -5,8 +5,10 @@ projector shows it.
 
 Skipped, with the reason, where Chromium or npm is absent; in CI (CI=true) they must be there."""
 
+import io
 import os
 import shutil
+import tarfile
 from pathlib import Path
 
 import nbformat
@@ -402,3 +404,118 @@ def test_libraries_unpack_on_a_python_without_tarfiles_filter(tmp_path, monkeypa
         files = sorted(str(p.relative_to(tmp_path / "lib" / name)) for p in (tmp_path / "lib" / name).rglob("*"))
         assert files == sorted([".version", wanted[0]]), name
     assert not (tmp_path / "lib" / "x").exists() and not (tmp_path / "x").exists()
+
+
+def _fake_npm(tmp_path, monkeypatch, extra=()):
+    """An `npm` that packs each library's first wanted path (and `extra` paths) and logs the packages it was asked
+    for: returns the log's path."""
+    packs, log = tmp_path / "packs", tmp_path / "npm.log"
+    packs.mkdir()
+    for name, (version, wanted) in build_decks.LIBRARIES.items():
+        with tarfile.open(packs / f"{name}-{version}.tgz", "w:gz") as archive:
+            for member in (f"package/{wanted[0]}", *(f"package/{path}" for path in extra)):
+                info = tarfile.TarInfo(member)
+                info.size = len(member)
+                archive.addfile(info, io.BytesIO(member.encode()))
+    npm = tmp_path / "npm"
+    npm.write_text(f'#!/bin/sh\ndest="$4"; shift 4\nfor p in "$@"; do echo "$p" >> {log}; '
+                   f'cp {packs}/"${{p%@*}}-${{p##*@}}.tgz" "$dest"; done\n')  # fmt: skip
+    npm.chmod(0o755)
+    monkeypatch.setattr(build_decks.shutil, "which", lambda name: str(npm))
+    return log
+
+
+def test_libraries_are_fetched_once_and_again_for_a_new_version(tmp_path, monkeypatch):
+    """Each build ran npm pack (the web needed every time); a lib/ of an older reveal.js kept it, and its files."""
+    log = _fake_npm(tmp_path, monkeypatch)
+    lib = tmp_path / "lib"
+    build_decks.fetch_libraries(lib)
+    assert len(log.read_text().splitlines()) == len(build_decks.LIBRARIES)
+    log.unlink()
+    monkeypatch.setattr(build_decks.shutil, "which", lambda name: None)  # no npm: nothing to fetch, nothing asked
+    build_decks.fetch_libraries(lib)
+    assert not log.exists()
+
+    (tmp_path / "again").mkdir()
+    _fake_npm(tmp_path / "again", monkeypatch)
+    (lib / "reveal.js" / ".version").write_text("3.9.2")
+    (lib / "reveal.js" / "old.js").write_text("reveal.js 3")
+    build_decks.fetch_libraries(lib)
+    version = build_decks.LIBRARIES["reveal.js"][0]
+    assert (tmp_path / "again" / "npm.log").read_text().splitlines() == [f"reveal.js@{version}"]
+    assert (lib / "reveal.js" / ".version").read_text() == version and not (lib / "reveal.js" / "old.js").exists()
+
+
+def test_libraries_are_unpacked_without_their_source_maps(tmp_path, monkeypatch):
+    """The decks never load a .map: reveal.js's dist/ holds megabytes of them."""
+    _fake_npm(tmp_path, monkeypatch, extra=["dist/reveal.js", "dist/reveal.js.map"])
+    build_decks.fetch_libraries(tmp_path / "lib")
+    assert (tmp_path / "lib" / "reveal.js" / "dist" / "reveal.js").exists()
+    assert not list((tmp_path / "lib").rglob("*.map"))
+
+
+def test_an_svg_figure_is_shown_without_its_code():
+    svg = nbformat.v4.new_output("display_data", data={"image/svg+xml": "<svg/>", "text/plain": "<Figure>"})
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("draw_pipeline()", outputs=[svg])])
+    (cell,) = deck_notebook(notebook).cells
+    assert cell.metadata["transient"]["remove_source"] and cell.outputs == [svg]
+
+
+def test_printed_lines_before_a_widget_stay_unless_they_label_it():
+    """Only a label ("n_critics = 1:", a line ending in a colon) goes with the widget it names; a result stays."""
+    bar = nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+                                                       "text/plain": "  0%|          | 0/6000"})  # fmt: skip
+    printed = nbformat.v4.new_output("stream", text="measured 20 states\nmean return -150.0\n")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("learn()", outputs=[printed, bar])])
+    (cell,) = deck_notebook(notebook).cells
+    assert [o.text for o in cell.outputs] == ["measured 20 states\nmean return -150.0\n"]
+
+
+@pytest.fixture(scope="module")
+def online_deck(tmp_path_factory):
+    out = tmp_path_factory.mktemp("online")
+    cells = [nbformat.v4.new_markdown_cell("# A deck"),
+             nbformat.v4.new_code_cell("x = 1", execution_count=1,
+                                       outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "1"},
+                                                                       execution_count=1)])]  # fmt: skip
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), out / "a.ipynb")
+    (deck,) = build([out / "a.ipynb"], out / "decks", online=True)
+    return deck
+
+
+def test_a_deck_built_online_loads_reveal_js_from_the_web(online_deck):
+    html = online_deck.read_text()
+    assert "lib/reveal.js" not in html and "lib/mathjax" not in html
+    assert not (online_deck.parent / "lib").exists()
+
+
+def test_a_deck_has_no_in_and_out_prompts(online_deck):
+    """The code is set for a 1280x720 projector without prompts: an 88-character line fits."""
+    html = online_deck.read_text()
+    assert "x = 1" in html or "x</span>" in html
+    assert ">In\xa0[1]:" not in html and ">Out[1]:" not in html
+
+
+def test_cells_whose_slideshow_names_no_slide_type_are_slides(tmp_path):
+    """A cell with `"slideshow": {}` (what an editor leaves after clearing the type) continues the slide, as nbconvert
+    shows it: such a notebook was refused as one with no cell a deck shows."""
+    cells = [nbformat.v4.new_markdown_cell("# A deck", metadata={"slideshow": {}})]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / "a.ipynb")
+    (deck,) = build([tmp_path / "a.ipynb"], tmp_path / "decks", online=True)
+    assert "A deck" in deck.read_text()
+
+
+def test_an_out_of_spaces_is_refused_before_anything_is_written(tmp_path, parser_error, monkeypatch):
+    """--out " " wrote the decks into a folder named by a space in the current directory."""
+    monkeypatch.chdir(tmp_path)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A deck")]), tmp_path / "a.ipynb")
+    line = parser_error(build_decks.main, ["a.ipynb", "--out", "  ", "--online"])
+    assert "--out is empty: give the folder for the decks, or leave --out out for decks/" in line, line
+    assert [p.name for p in tmp_path.iterdir()] == ["a.ipynb"]
+
+
+def test_each_deck_is_named_with_its_size(tmp_path, capsys):
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A deck")]), tmp_path / "a.ipynb")
+    build_decks.main([str(tmp_path / "a.ipynb"), "--out", str(tmp_path / "decks"), "--online"])
+    deck = tmp_path / "decks" / "a.slides.html"
+    assert capsys.readouterr().out == f"{deck} ({deck.stat().st_size // 1024} KB)\n"

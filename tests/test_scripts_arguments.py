@@ -4,6 +4,7 @@ that says what to do, given before anything is evaluated, measured or written.""
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -206,3 +207,24 @@ def test_an_executed_notebook_is_written_whole(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left on device"):
         execute_notebooks.execute(path)
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["a.ipynb"]
+
+
+def test_seeds_that_ship_different_actors_are_marked_mixed(shipped, capsys):
+    """The shipped actor of one seed was given for all: the row said "final" where seed 1 shipped its best actor."""
+    task = shipped.parent / "walker"
+    for seed, actor in ((0, None), (1, {"file": "best_policy.pt", "step": 200, "validation_return": -1100.0,
+                                        "validation_return_std": 0.0})):  # fmt: skip
+        shutil.copytree(shipped, task / f"seed{seed}")
+        run = {"env_id": "Pendulum-v1", "preset": "pendulum", "seed": seed}
+        (task / f"seed{seed}" / "run.json").write_text(json.dumps({**run, "shipped_actor": actor} if actor else run))
+    results_table.main([])
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if "[assets/walker]" in line]
+    assert "| 0, 1 |" in row and "| mixed |" in row, row
+
+
+def test_a_readme_that_cannot_be_read_is_one_line(shipped, parser_error):
+    readme = shipped.parent.parent / "README.md"
+    readme.unlink()
+    line = parser_error(results_table.main, [])
+    assert "No such file or directory" in line and str(readme) in line, line
+    assert not readme.exists()

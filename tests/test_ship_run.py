@@ -136,3 +136,50 @@ def test_a_write_that_fails_midway_leaves_no_protocol_for_other_files(run_dir, t
     with pytest.raises(SystemExit, match=f"{dest / 'run.json'}: No space left on device; {dest} has no protocol.json"):
         ship_run.main([str(run_dir), str(dest), "--actor", "best", "--episodes", "1"])
     assert not (dest / "protocol.json").exists()
+
+
+def test_the_final_actor_is_shipped_by_default_with_its_last_step(files_in, run_dir, tmp_path, protocol, capsys):
+    """Without --actor the run's policy.pt (its last step) is shipped, and run.json and the message say which."""
+    log = MetricsCSV(run_dir / "metrics.csv")  # afresh: evaluations at 10,000 (the best) and 20,000
+    for step, mean in ((10_000, -900.0), (20_000, -1100.0)):
+        log({"step": step, "eval_return": mean, "eval_return_std": 5.0, "time_s": step / 100})
+    dest = tmp_path / "assets" / "pendulum"
+    ship_run.main([str(run_dir), str(dest), "--episodes", "1"])
+    assert f"Shipped {run_dir}/policy.pt (step 20,000, validation -1100.0 ± 5.0) to {dest}" in capsys.readouterr().out
+    assert sorted(files_in(dest)) == SHIPPED
+    assert (dest / "policy.pt").read_bytes() == (run_dir / "policy.pt").read_bytes()
+    assert json.loads((dest / "run.json").read_text())["shipped_actor"] == {
+        "file": "policy.pt", "step": 20_000, "validation_return": -1100.0, "validation_return_std": 5.0}  # fmt: skip
+
+
+def test_a_walkers_falls_are_counted_even_when_there_are_none(run_dir, tmp_path, monkeypatch, capsys):
+    """Returns above 0 count falls: none is "falls 0 of 2", not "n/a", which is for returns below 0."""
+    monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: [150.0] * n)
+    ship_run.main([str(run_dir), str(tmp_path / "dest"), "--episodes", "2"])
+    assert "min 150.0, falls 0 of 2." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("problem", "argv", "words"),
+    [
+        ("no best_policy.pt", ["--actor", "best"], "lacks best_policy.pt: give a finished run directory"),
+        ("a folder for metrics.csv", [], "lacks metrics.csv: give a finished run directory"),
+        ("run.json {}", [], "run.json lacks env_id, preset, seed"),  # the Results table needs them
+        ("no episodes", ["--episodes", "0"], "--episodes must be at least 1, not 0"),
+    ],
+)
+def test_what_the_run_lacks_is_one_line_before_dest_changes(files_in, run_dir, tmp_path, parser_error, monkeypatch,
+                                                            problem, argv, words):  # fmt: skip
+    if problem == "no best_policy.pt":
+        (run_dir / "best_policy.pt").unlink()
+    elif problem == "a folder for metrics.csv":
+        (run_dir / "metrics.csv").unlink()
+        (run_dir / "metrics.csv").mkdir()
+    elif problem == "run.json {}":
+        (run_dir / "run.json").write_text("{}")
+    monkeypatch.setattr(Policy, "episode_returns", lambda *a, **k: pytest.fail("evaluated before every check"))
+    dest = tmp_path / "dest"
+    before = files_in(tmp_path)
+    line = parser_error(ship_run.main, [str(run_dir), str(dest), *(argv or ["--episodes", "1"])])
+    assert words in line, line
+    assert files_in(tmp_path) == before and not dest.exists()

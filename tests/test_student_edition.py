@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from scripts import student_edition
-from scripts.student_edition import LEFT_OUT, main, solution_code, tags, write_edition
+from scripts.student_edition import LEFT_OUT, check_out, main, solution_code, tags, write_edition
 from td3_steps.course import course_page_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,3 +180,68 @@ def test_force_never_writes_through_a_link_into_the_course(tmp_path):
     with pytest.raises(ValueError, match="remove the link, or give another folder"):
         student_edition.check_out(out, force=True, notebooks=source)
     assert (source / "01_a.ipynb").read_text() == before
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_solution_in_a_code_cell_is_left_out_too(tmp_path):
+    """Only markdown solutions were stripped: a `solution` tagged code cell went to the students as it was."""
+    source = tmp_path / "notebooks"
+    source.mkdir()
+    solution = nbformat.v4.new_code_cell("def add(x):\n    return x + 41", metadata={"tags": ["solution"]})
+    exercise = nbformat.v4.new_code_cell("def add(x):\n    ...  # TODO", metadata={"tags": ["exercise"]})
+    nbformat.write(nbformat.v4.new_notebook(cells=[exercise, solution]), source / "01_a.ipynb")
+    (written,) = write_edition(tmp_path / "out", notebooks=source)
+    edition = nbformat.read(written, as_version=4)
+    assert "x + 41" not in _content(edition.cells) and not _cells(edition, "solution")
+    assert [c.source for c in edition.cells] == [exercise.source, LEFT_OUT]
+
+
+def test_only_the_numbered_notebooks_are_released(tmp_path):
+    """A scratch notebook beside the course's (an instructor's Untitled.ipynb) is no part of the edition."""
+    source = tmp_path / "notebooks"
+    source.mkdir()
+    for name in ("01_a.ipynb", "Untitled.ipynb", "answers.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(name)]), source / name)
+    written = write_edition(tmp_path / "out", notebooks=source)
+    assert [p.name for p in written] == ["01_a.ipynb"]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["01_a.ipynb"]
+
+
+def test_a_new_out_inside_new_folders_is_made(tmp_path, capsys):
+    """OUT may be a path of folders yet to be made (the docstring: a new folder), as `mkdir -p` makes them."""
+    out = tmp_path / "terms" / "fall" / "edition"
+    main([str(out), "--no-outputs"])
+    assert sorted(p.name for p in out.iterdir()) == [p.name for p in NOTEBOOKS]
+    assert len(capsys.readouterr().out.splitlines()) == len(NOTEBOOKS)
+
+
+def test_the_course_notebooks_given_as_a_relative_path_are_refused_as_such(parser_error, monkeypatch):
+    """`student_edition.py notebooks` from the repository's root names the course's own notebooks/: the message says
+    so, not that a notebook there is a link."""
+    monkeypatch.chdir(ROOT)
+    before = {p: p.read_bytes() for p in NOTEBOOKS}
+    for out in ("notebooks", "./notebooks/"):
+        line = parser_error(main, [out, "--force"])
+        assert "OUT must not be notebooks/: the edition would overwrite the course's own notebooks" in line, line
+    assert {p: p.read_bytes() for p in NOTEBOOKS} == before
+
+
+def test_the_refusal_names_three_of_what_out_holds_and_counts_the_rest(tmp_path, parser_error):
+    """A folder of many files is named by its first three, sorted, and how many more: the instructor sees which
+    folder it is without a line of fifty names."""
+    out = tmp_path / "course"
+    out.mkdir()
+    for name in ("d.txt", "b.txt", "e.txt", "a.txt"):
+        (out / name).write_text("mine")
+    line = parser_error(main, [str(out)])
+    assert f"{out} is not empty (it holds a.txt, b.txt, d.txt and 1 more): give a new or an empty folder" in line
+    for notebook in NOTEBOOKS[:5]:
+        (out / notebook.name).write_text("my answers")
+    with pytest.raises(
+        ValueError,
+        match=f"already holds {NOTEBOOKS[0].name}, {NOTEBOOKS[1].name}, "
+        f"{NOTEBOOKS[2].name} and 2 more, which the edition would replace",
+    ):
+        check_out(out)

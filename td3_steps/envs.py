@@ -109,7 +109,8 @@ def make_env(env_id: str | EnvSpec, render_mode: str | None = None) -> gym.Env:
     if bullet and env_id not in gym.registry:
         register_bullet_envs()
     if ":" in env_id:
-        _import_env_module(env_id)
+        with quiet_native_output() if bullet else contextlib.nullcontext():  # a module that imports pybullet
+            _import_env_module(env_id)
     try:
         # gym.make imports the env's module, and with it pybullet, which prints its build time
         with (

@@ -350,6 +350,18 @@ def test_bullet_envs_by_name_without_native_noise():
     assert "argv[0]" not in result.stderr and "pybullet build time" not in result.stderr
 
 
+@pytest.mark.pybullet
+def test_a_bullet_env_of_a_module_that_imports_pybullet_is_made_quietly(tmp_path):
+    """'my_module:MyBulletEnv-v0', whose module imports pybullet: its banner came before gymnasium.make's quiet."""
+    (tmp_path / "td3_test_bullet.py").write_text(
+        "import gymnasium, pybullet\n"
+        "gymnasium.register('MyBulletEnv-v0', entry_point='pybullet_envs_gymnasium.gym_locomotion_envs:HopperBulletEnv')\n"
+    )  # fmt: skip
+    code = "from td3_steps import make_env\nprint(make_env('td3_test_bullet:MyBulletEnv-v0').spec.id)\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.stdout == "MyBulletEnv-v0\n" and "pybullet build time" not in result.stderr, result.stderr
+
+
 def test_missing_pybullet_gets_the_install_command():
     code = (
         "import sys; sys.modules['pybullet_envs_gymnasium'] = None\n"

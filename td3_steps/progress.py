@@ -1,11 +1,11 @@
 """The training progress bar: tqdm.auto's, over environment steps (learn(progress_bar=True) and the command line).
 
 tqdm.auto draws a widget bar in Jupyter and Colab and a bar that fits the terminal's width, redrawn each
-REDRAW_INTERVAL seconds; in a pipe or a CI
-log (no terminal), each redraw is a plain line instead, one at each evaluation and at most one every
-LINE_INTERVAL seconds. In a narrow terminal (80 columns, or a `!python -m td3_steps train` cell, which IPython
-runs at 80) the fields that do not fit beside the bar are left out, the losses first, then the return, so that
-the line is never cut in the middle of a number. The bar covers the whole run: a run resumed at 300k steps of 1M starts at 30 %. Its
+REDRAW_INTERVAL seconds; in a pipe or a CI log (no terminal), each redraw is a plain line instead, one at each
+evaluation and at most one every LINE_INTERVAL seconds. In a narrow terminal (80 columns, or a
+`!python -m td3_steps train` cell, which IPython runs at 80) the fields that do not fit beside the bar are left
+out, the losses first, then the return, so that the line is never cut in the middle of a number; a terminal of no
+size gets the whole line. The bar covers the whole run: a run resumed at 300k steps of 1M starts at 30 %. Its
 speed and time left count only this sitting's steps after the random-action warm-up (learning_starts), which
 run many times faster than the steps that train; before the warm-up ends it shows no estimate.
 """
@@ -57,6 +57,12 @@ class TrainingProgress(tqdm):
         if "eval_return" in row:
             self.refresh()
 
+    def display(self, msg=None, pos=None):
+        """tqdm's, in a pty nobody sized too: tqdm reads its 0 rows as -1 and then draws no line at all."""
+        if self.nrows is not None and self.nrows < 1:
+            self.nrows = None
+        return super().display(msg, pos)
+
     def _start_clock(self, step: int) -> None:
         if self._clock is None and step >= self._clock_starts:
             self._clock = (step, self._time())
@@ -73,7 +79,7 @@ class TrainingProgress(tqdm):
         values["rate"] = rate
         if rate is None:
             values["initial"] = values["n"]  # else tqdm estimates from all the steps since the bar began
-        if values["ncols"] == 0:  # a terminal of no size (a pty nobody sized): the whole line, not none
+        if values["ncols"] is not None and values["ncols"] < 1:  # a pty nobody sized: the whole line, not none
             values["ncols"] = None
         values["postfix"] = self._fields_that_fit(values)
         return values

@@ -2,6 +2,9 @@
 
 import io
 import math
+import os
+import pty
+import select
 
 import pytest
 import tqdm.std
@@ -181,3 +184,30 @@ def test_fields_that_fit_to_the_last_column_are_all_shown(clock):
     terminal.columns -= 1  # one column less: the longest-kept field goes
     assert "actor loss" not in bar.format_dict["postfix"]
     bar.close()
+
+
+def test_a_pty_nobody_sized_shows_the_whole_line():
+    """`script`, `docker run -t` or `ssh -t` can give a terminal of 0 columns and 0 rows, which tqdm reads as -1
+    and -1: it drew nothing at all, for the whole run."""
+    leader, follower = pty.openpty()  # a new pty has no size
+    with os.fdopen(follower, "w", encoding="utf-8") as terminal:
+        assert os.get_terminal_size(terminal.fileno()).columns == 0
+        bar = TrainingProgress(0, 1000, 0, file=terminal)
+        bar.step(Model(500))
+        bar.show({"episode_return": -1640.2, "eval_return": -1361.3, "critic_loss": 0.53212, "actor_loss": -12.134})
+        bar.close()
+    shown = b""
+    while chunk := _read_ready(leader):
+        shown += chunk
+    os.close(leader)
+    assert b"500/1000" in shown and b"actor loss=-12.13" in shown, shown
+
+
+def _read_ready(fd: int) -> bytes:
+    """What a pty's other end has to read now, b"" once it has nothing more (or is closed)."""
+    if not select.select([fd], [], [], 0.5)[0]:
+        return b""
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # Linux: the follower is closed and all was read
+        return b""

@@ -57,11 +57,12 @@ class TrainingProgress(tqdm):
         if "eval_return" in row:
             self.refresh()
 
-    def display(self, msg=None, pos=None):
-        """tqdm's, in a pty nobody sized too: tqdm reads its 0 rows as -1 and then draws no line at all."""
+    def display(self, *args, **kwargs):
+        """tqdm's (the notebook's takes more arguments), in a pty nobody sized too: tqdm reads its 0 rows as -1 and
+        then draws no line at all."""
         if self.nrows is not None and self.nrows < 1:
             self.nrows = None
-        return super().display(msg, pos)
+        return super().display(*args, **kwargs)
 
     def _start_clock(self, step: int) -> None:
         if self._clock is None and step >= self._clock_starts:

@@ -382,3 +382,22 @@ def test_a_next_obs_zeroed_when_terminated_is_told_to_store_it_as_given(capsys):
     out = capsys.readouterr().out
     assert "a terminated one, holds zeros: store s' as it is given, whatever the flags" in out, out
     assert "was not written" not in out
+
+
+def test_a_nan_or_an_infinity_stored_is_named_not_raised(capsys):
+    """A NaN reward made the checker itself raise "ValueError: cannot convert float NaN to integer" while it looked
+    for the transition a slot holds (an infinity an OverflowError), and a NaN flag the same while it read the flags."""
+    for value in (float("nan"), float("inf")):
+
+        def add_reward(memory, obs, action, reward, next_obs, terminated, truncated, value=value):
+            add_right(memory, obs, action, value, next_obs, terminated, truncated)
+
+        assert not check_add(add_reward)
+        assert f"transition 0's reward is [30.5], but its slot holds [{value}]" in capsys.readouterr().out
+
+    def add_nan_flag(memory, obs, action, reward, next_obs, terminated, truncated):
+        add_right(memory, obs, action, reward, next_obs, terminated, truncated)
+        memory["truncated"][(memory["position"] - 1) % memory["capacity"]] = float("nan")
+
+    assert not check_add(add_nan_flag)
+    assert "memory['truncated'] holds [nan, nan, nan, nan, nan]" in capsys.readouterr().out

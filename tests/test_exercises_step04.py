@@ -223,3 +223,12 @@ def test_a_bias_that_spares_the_halves_is_told_what_it_is(capsys):
     out = capsys.readouterr().out
     assert "the draws are not uniform" in out and "where each is expected 750 times" in out, out
     assert "older half" not in out, out
+
+
+def test_rewards_cut_to_their_whole_part_are_named(capsys):
+    """int(reward) cuts 100.25 k's fraction off where round() rounds it to the nearest: only round() was recognised,
+    and int()'s rewards got "a row mixes different transitions"."""
+    for cut in (torch.trunc, lambda reward: reward.long().float()):
+        assert not check_sample_batch(sampler(uniform, change=lambda b, cut=cut: b._replace(reward=cut(b.reward))))
+        out = capsys.readouterr().out
+        assert "the rewards were rounded to whole numbers" in out and "mixes" not in out, out

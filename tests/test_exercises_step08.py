@@ -176,3 +176,16 @@ def test_a_squeeze_that_drops_a_batch_of_one_is_named(capsys):
     out = capsys.readouterr().out
     assert "with a batch of one transition the result has shape (1,), expected (1, 1)" in out, out
     assert "when B = 1 the batch dimension too" in out, out
+
+
+def min_of_two_unpacked(q_values):
+    q1, q2 = q_values
+    return torch.min(q1, q2)
+
+
+def test_two_critics_unpacked_are_told_to_write_for_any_number(capsys):
+    """q1, q2 = q_values got Python's "too many values to unpack (expected 2)" alone, with no word of what to do."""
+    assert not check_clipped_double_q(min_of_two_unpacked)
+    out = capsys.readouterr().out
+    assert "unpacks exactly two critics, and here q_values holds 3" in out, out
+    assert "unpacks exactly two critics, and here q_values holds 1" in out, out

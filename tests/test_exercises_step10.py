@@ -154,3 +154,21 @@ def test_a_squeeze_that_drops_a_batch_of_one_is_named(capsys):
     out = capsys.readouterr().out
     assert "my_q(...) with 2 critics on a batch of one transition raised IndexError" in out, out
     assert "when B = 1 the batch dimension too" in out and "is a size written in" not in out, out
+
+
+def q_in_another_dtype(dtype):
+    def my_q(critic_nets, obs, action):
+        x = torch.cat([obs, action], dim=1)
+        return tuple(net(x).to(dtype) for net in critic_nets)
+
+    return my_q
+
+
+def test_q_values_of_another_dtype_are_named(capsys):
+    """float64 Q-values passed, their values being right, where steps 5, 7, 8 and 9 refuse a float64 answer; float16
+    ones were told "the Q-values are not the critics' values of the stored pairs", their rounding blamed on the
+    inputs."""
+    for dtype in (torch.float64, torch.float16):
+        assert not check_current_q(q_in_another_dtype(dtype))
+        out = capsys.readouterr().out
+        assert f"Q_1 is {dtype}, expected torch.float32" in out and "not the critics' values" not in out, out

@@ -294,3 +294,24 @@ def test_a_detached_tensor_returned_is_told_the_true_reason(capsys):
     assert "graph alive" not in out, out
     assert not check_update_critics(returns_tensor)
     assert "a tensor would keep the whole graph alive" in capsys.readouterr().out
+
+
+def update_then_freeze(critics, optimizer, obs, action, y):
+    loss = correct(critics, optimizer, obs, action, y)
+    critics.requires_grad_(False)  # a freeze with no unfreeze, as for the actor's step
+    return loss
+
+
+def update_in_float64(critics, optimizer, obs, action, y):
+    critics.double()
+    return correct(critics, optimizer, obs.double(), action.double(), y.double())
+
+
+def test_critics_left_frozen_or_converted_are_named(capsys):
+    """Critics left frozen made the next call raise "does not require grad", and the reply blamed a loss computed under
+    torch.no_grad(); critics converted to float64 in place passed, their values being right."""
+    assert not check_update_critics(update_then_freeze)
+    out = capsys.readouterr().out
+    assert "it froze them (requires_grad_(False))" in out and "torch.no_grad()" not in out, out
+    assert not check_update_critics(update_in_float64)
+    assert "your function converted the critics to torch.float64" in capsys.readouterr().out

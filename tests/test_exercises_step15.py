@@ -377,3 +377,42 @@ def test_a_draw_from_the_global_generator_is_told_where_step_15_draws(capsys):
     out = capsys.readouterr().out
     assert "changed torch's global random state" in out and "drawn from agent.update_rng" in out, out
     assert "draws nothing" not in out
+
+
+def soft_update(online, target, tau):
+    """Notebook 14's solution: the Polyak step by hand, which rounds otherwise than polyak_update's lerp."""
+    with torch.no_grad():
+        for p, p_target in zip(online.parameters(), target.parameters()):
+            p_target.mul_(1 - tau).add_(tau * p)
+
+
+def polyak_by_hand(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        soft_update(agent.actor, agent.actor_target, agent.config.tau)
+        soft_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def test_a_polyak_step_written_by_hand_is_accepted(capsys):
+    """It left the student's actor a rounding away from TD3.train_step's, and the checker, which read whether the
+    actor was due from the reference's actor against the student's, said at iteration 5 that the actor should have
+    moved ("the actor's loss was backpropagated but the actor did not move")."""
+    assert check_td3_iteration(polyak_by_hand)
+    assert "Correct!" in capsys.readouterr().out
+
+
+def actor_once(agent):
+    batch = steps_4_to_12(agent)
+    if agent.critic_updates == agent.config.policy_delay:  # the first delayed iteration only
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def test_a_gradient_left_from_an_earlier_actor_step_is_no_backward(capsys):
+    """At iteration 4 the actor's weights still held iteration 2's gradient, and the reply blamed the optimizer
+    ("the actor's loss was backpropagated but the actor did not move: its step is taken by agent.actor_optimizer")."""
+    assert not check_td3_iteration(actor_once)
+    out = capsys.readouterr().out
+    assert "the actor should move at iteration 4" in out and "actor_optimizer" not in out, out

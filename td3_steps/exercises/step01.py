@@ -196,13 +196,18 @@ TRUNCATED_MISTAKES = [
 def _which(memory: dict, slot: int) -> int | None:
     """The transition slot `slot` holds, read from its reward, action or obs; EMPTY, or None if unknown."""
     for name, first in (("reward", REWARD), ("action", 20.0), ("obs", 0.0)):
-        value = float(memory[name][slot, 0])
-        t = value - first
-        if t == int(t) and 0 <= t < ADDS and (name != "obs" or float(memory["obs"][slot, 1]) == 10.0 + t):
+        t = float(memory[name][slot, 0]) - first
+        if t.is_integer() and 0 <= t < ADDS and (name != "obs" or float(memory["obs"][slot, 1]) == 10.0 + t):
             return int(t)
     if all(not memory[name][slot].any() for name in ("obs", "action", "reward", "next_obs")):
         return EMPTY
     return None
+
+
+def _flag(value) -> int | float:
+    """A stored flag as an int, 1 or 0, or the number itself where it is no whole number (nan, inf, 0.5)."""
+    number = float(value)
+    return int(number) if number.is_integer() else number
 
 
 def _shape(value) -> tuple | str:
@@ -296,7 +301,7 @@ def trace(add) -> Trace:
         if where is None:
             flags.append(None)
             continue
-        flags.append((int(memory["terminated"][where, 0]), int(memory["truncated"][where, 0])))
+        flags.append((_flag(memory["terminated"][where, 0]), _flag(memory["truncated"][where, 0])))
     grown = {name: _shape(memory[name]) for name in FIELDS if _shape(memory[name]) != shapes[name]}
     retyped = {name: dtype_problem(memory[name], f"memory[{name!r}]") for name in FIELDS if name not in grown}
     retyped = {name: problem for name, problem in retyped.items() if problem}
@@ -504,7 +509,7 @@ def _second_memory_problems(add) -> list[str]:
     slot = BOTH % OTHER_CAPACITY
     if slots[slot] != BOTH:
         return problems
-    stored = int(memory["terminated"][slot, 0]), int(memory["truncated"][slot, 0])
+    stored = _flag(memory["terminated"][slot, 0]), _flag(memory["truncated"][slot, 0])
     if stored == (0, 1):
         return [
             f"{where} transition {BOTH} was both terminated and truncated (a terminal state reached at the very"
@@ -524,7 +529,7 @@ def _second_memory_problems(add) -> list[str]:
         _, raised = run_safely(add, memory, obs, action, reward, next_obs, False, False, what=what)
         if raised:
             return [raised]
-    stale = [name for name in ("terminated", "truncated") if int(memory[name][slot, 0]) != 0]
+    stale = [name for name in ("terminated", "truncated") if _flag(memory[name][slot, 0]) != 0]
     return [
         f"{where} transition {last} was neither terminated nor truncated, but its slot holds {name} = 1: it"
         f" overwrote transition {BOTH}, which was, and that 1 stayed. A flag written only when it is set (`if {name}:"

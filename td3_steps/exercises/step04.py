@@ -241,12 +241,14 @@ ROW_MISTAKES = [
         lambda rows: bool(((rows.k < 1) | (rows.k > SIZE)).any()),
         "some rows of obs are not stored observations: take obs from the stored transitions (field 0)",
     ),
-    Mistake(
+    Mistake(  # rounded, or cut to its whole part (int(), astype(int), .long()), each reward within 1 of its own
         lambda rows: (
             not torch.equal(rows.right_reward, rows.right_reward.round())
-            and torch.equal(rows.reward, rows.right_reward.round())
+            and torch.equal(rows.reward, rows.reward.round())
+            and bool(((rows.reward - rows.right_reward).abs() < 1).all())
         ),
-        "the rewards were rounded to whole numbers: keep each reward as it is stored (a float, converted to float32)",
+        "the rewards were rounded to whole numbers (round(), or int(), astype(int) or .long(), which cut the fraction"
+        " off): keep each reward as it is stored (a float, converted to float32)",
     ),
     Mistake(
         lambda rows: not rows.aligned(),

@@ -20,6 +20,7 @@ from . import (
     changed,
     checker,
     close,
+    dtype_problem,
     explain_error,
     match_mistake,
     report,
@@ -191,6 +192,11 @@ def _case_problem(fn, n: int, obs_dim: int, action_dim: int, size: int) -> str |
         return problem
     if isinstance(answer, list):
         answer = tuple(answer)
+    wrong_dtype = isinstance(answer, tuple) and next(
+        (problem for i, q in enumerate(answer, start=1) if (problem := dtype_problem(q, f"Q_{i}"))), None
+    )
+    if wrong_dtype:  # before the values: float16's rounding would fail them, as if the critics scored other inputs
+        return wrong_dtype
     if not close(answer, right, tol=1e-6):
         known = match_mistake(answer, known_mistakes, tol=1e-6)
         if known:

@@ -21,7 +21,17 @@ import torch
 import torch.nn.functional as F
 
 from td3_steps.counts import is_real
-from td3_steps.exercises import Mistake, changed, checker, close, match_mistake, report, run_safely, snapshot
+from td3_steps.exercises import (
+    Mistake,
+    changed,
+    checker,
+    close,
+    match_mistake,
+    report,
+    requires_grad_of,
+    run_safely,
+    snapshot,
+)
 from td3_steps.networks import Critics
 
 STEPS = 3  # calls per case: enough for gradients left over from one call to show in the next
@@ -157,6 +167,28 @@ def sizes_note(batch: int, action_dim: int, first: tuple[int, int] = (32, 1)) ->
     )
 
 
+def _critics_left_problem(critics) -> str | None:
+    """What a call did to the critics besides moving them: froze them (the next call's backward() would then raise
+    "does not require grad", as if the loss had been computed under torch.no_grad()), or converted them in place to
+    another dtype than the batch's float32; None when it left them trainable float32 networks."""
+    frozen = [name for name, trainable in requires_grad_of(critics).items() if not trainable]
+    if frozen:
+        return (
+            f"after your function returned, {len(frozen)} of the critics' parameters no longer require grad"
+            f" ({frozen[0]}, ...): it froze them (requires_grad_(False)), so the next critic update has no gradient to"
+            " follow. Step 12 trains the critics and freezes nothing; only the actor's step (step 13) holds them still,"
+            " and unfreezes them after it"
+        )
+    dtypes = {p.dtype for p in critics.parameters()} - {torch.float32}
+    if dtypes:
+        return (
+            f"your function converted the critics to {dtypes.pop()} (.double(), .half() or .to(...) on a network"
+            " converts the given network itself, in place): every later step meets critics of another dtype than"
+            " the batch's float32 tensors. Train them as they are"
+        )
+    return None
+
+
 def _value_problem(returned, call: int, losses: list[float], batch: int) -> str | None:
     """What is wrong with the returned loss, or None."""
     expected = losses[call]
@@ -217,7 +249,7 @@ def check_update_critics(update_critics) -> bool:
             problem = learning_rate_problem(rates, optimizer)
             if problem:
                 return report([problem], "")
-            problem = batch_inputs_problem(given, batch_before)
+            problem = batch_inputs_problem(given, batch_before) or _critics_left_problem(critics)
             if problem:
                 return report([problem], "")
             moved = changed(before, critics)

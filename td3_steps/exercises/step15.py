@@ -228,6 +228,7 @@ def _run(td3_iteration, delay: int) -> list[str]:
     student, reference = _agent(delay), _agent(delay)
     for i in range(1, ITERATIONS[delay] + 1):
         before = _snapshot(student)
+        grads_before = [None if p.grad is None else p.grad.clone() for p in student.actor.parameters()]
         _, problem = run_safely(
             td3_iteration,
             student,
@@ -253,8 +254,14 @@ def _run(td3_iteration, delay: int) -> list[str]:
         if problem:
             return [problem]
         ours, theirs = _snapshot(student), _snapshot(reference)
-        due = not _equal(theirs["actor"], before["actor"])
-        backpropagated = any(p.grad is not None for p in student.actor.parameters())
+        # from the schedule, not from the reference's actor against the student's: a right answer whose Polyak step
+        # rounds otherwise (mul_ and add_ where polyak_update lerps) leaves the two actors a rounding apart
+        due = policy_update_due(reference.critic_updates, delay)
+        # a gradient this iteration put on the actor (one left from an earlier actor step is no evidence)
+        backpropagated = any(
+            p.grad is not None and (g is None or not torch.equal(p.grad, g))
+            for p, g in zip(student.actor.parameters(), grads_before)
+        )
         swapped = _swapped(before, ours, theirs)
         actor = _swapped_problem(i, swapped) or _actor_problem(i, due, delay, before, ours, theirs, backpropagated)
         # a wrong actor update explains its target's position, and a swapped call its target's: those are not judged

@@ -111,7 +111,9 @@ def module_problem(where: str, name: str, value, takes: str) -> Exception | None
 
 
 def kind_of(value) -> str:
-    """What a value is, with its article, for a message: "a list", "an ndarray", "an int"."""
+    """What a value is, with its article, for a message: "a list", "an ndarray", "an int"; "None" for None."""
+    if value is None:
+        return "None"
     name = type(value).__name__
     vowel_sound = name[0].lower() in "aeiou" or name == "ndarray"  # said "en-d-array"
     return f"{'an' if vowel_sound else 'a'} {name}"

@@ -153,6 +153,11 @@ def float64(action, low, high, noise_std, noise_clip, generator=None):
     return right(action, low, high, noise_std, noise_clip, generator).double()
 
 
+def divides_by_zero(action, low, high, noise_std, noise_clip, generator=None):
+    """Blamed on noise_std, "with noise_std = 0 your function still adds noise", as NaN equals no NaN."""
+    return right(action, low, high, noise_std, noise_clip, generator) / 0 * 0
+
+
 def returns_u(action, low, high, noise_std, noise_clip, generator=None):
     centre, half = (high + low) / 2, (high - low) / 2
     eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
@@ -224,6 +229,7 @@ WRONG = {
     in_place: "in place",
     bounds_overwritten: "changed the given low and high in place",
     float64: "a~ is torch.float64, expected torch.float32",
+    divides_by_zero: "there is NaN or infinity in a~",
     returns_u: "you returned u itself",
     forgets_half: "left out the half-range",
     flattened: "one smoothed action per row",

@@ -125,9 +125,9 @@ WRONG = {
     clips_to_unit_range: "you clipped a~ to [-1, 1] before scoring it",
     in_float64: "Q_t1 is torch.float64, expected torch.float32",
     first_only: "with 2 target critics it returned 1 Q-value: ",
-    with_their_minimum: "it returned 2 items, and item 1 is a tuple of length 2, not a tensor",
+    with_their_minimum: "it returned a tuple whose item 1 is a tuple of length 2, not a tensor",
     as_numpy: "item 1 is an ndarray, not a tensor",
-    divides_by_zero: "some Q-values are NaN or infinite",
+    divides_by_zero: "there is NaN or infinity in the Q-values",
 }
 
 

@@ -106,7 +106,9 @@ WRONG = {
     scales_action_in_place: "changed action in place",
     converts_the_critics: "your function converted critic_nets[0] to torch.float64",
     action_reshaped_to_one_column: "obs (7, 3) and action (7, 2) already hold one row per transition",
-    with_the_input: "it returned 2 items, and item 1 is a tuple of length 2, not a tensor",
+    with_the_input: "it returned a tuple whose item 1 is a tuple of length 2, not a tensor",
+    # once blamed on the inputs, "not the critics' values of the stored pairs (s, a)"
+    lambda nets, obs, action: tuple(q * float("nan") for q in right(nets, obs, action)): "there is NaN or infinity in",
 }
 
 

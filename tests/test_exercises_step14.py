@@ -1,5 +1,7 @@
 """The checker of notebook 14 accepts a correct Polyak update and names each wrong one a student writes."""
 
+import copy
+
 import torch
 
 from td3_steps.exercises.step14 import check_soft_update
@@ -90,6 +92,13 @@ def without_no_grad(online, target, tau):
         p_target.mul_(1 - tau).add_(tau * p)
 
 
+def returns_a_new_target(online, target, tau):
+    """Told "assigning a new tensor to a loop variable changes nothing", which it had not done."""
+    target = copy.deepcopy(target)
+    correct(online, target, tau)
+    return target
+
+
 def placeholder(online, target, tau):
     pass
 
@@ -117,6 +126,7 @@ def test_names_each_wrong_one(assert_rejected):
             wrong_sign: "moved away",
             online_twice: "theta in both terms",
             not_in_place: "did not change",
+            returns_a_new_target: "returned a network and left the given target as it was",
             first_layer_only: "parameter tensors moved",
             moves_the_online_network: "changed the online network",
             aliases_the_online_network: "shares its tensors",

@@ -156,6 +156,11 @@ def test_a_kind_is_said_with_its_article():
     ]
 
 
+def test_none_is_said_as_none():
+    """A student's function without a return statement gave "scale_action returned a NoneType"."""
+    assert kind_of(None) == "None"
+
+
 def test_a_listing_shows_at_most_the_first_names_and_says_when_there_are_more():
     assert listing("abcdefg", 5) == "a, b, c, d, e ..."
     assert listing("abcde", 5) == "a, b, c, d, e" and listing("ab") == "a, b"

@@ -15,7 +15,8 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
 - `squeeze_note(right_on)`: the reply to an answer right on the checker's batches and wrong on a batch of one.
 - `kind_of(value)`: "a list", "an ndarray", for a reply that names what came back.
 - `close(answer, expected, tol)`: equal within a tolerance, shapes included (`has_values`: a tensor to compare); `dtype_problem(answer, name)`: float32;
-  `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic.
+  `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic; `nonfinite_problem(answer,
+  name, given)`: NaN or infinity made from finite inputs, said before any comparison blames something else.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer;
   `KnownError(says, message)` and `explain_error(problem, known)`: say what a known error of Python or torch means.
 - `report(problems, success)`: print the verdict, "Not yet:" and each problem, or "Correct! ...".
@@ -194,10 +195,23 @@ def tensors_problem(answer: Any, each: str, right: str) -> str | None:
         if not isinstance(item, torch.Tensor):
             kind = kind_of(item) + (f" of length {len(item)}" if isinstance(item, (tuple, list)) else "")
             return (
-                f"it returned {len(answer)} items, and item {k} is {kind}, not a tensor: return the Q-values"
+                f"it returned a tuple whose item {k} is {kind}, not a tensor: return the Q-values"
                 f" alone, one tensor per {each} in a flat tuple (nothing nested, nothing next to them): {right}"
             )
     return None
+
+
+def nonfinite_problem(answer: torch.Tensor | tuple, name: str, given: str) -> str | None:
+    """The sentence for a tensor answer (or a tuple of them) holding NaN or infinity where what the function is
+    `given` is finite; None when every value is finite. Said first: NaN equals nothing, so the comparisons after it
+    would blame noise or the wrong inputs."""
+    tensors = answer if isinstance(answer, tuple) else (answer,)
+    if all(torch.isfinite(t).all() for t in tensors if isinstance(t, torch.Tensor)):
+        return None
+    return (
+        f"there is NaN or infinity in {name}, where {given} on this batch: look for a division, a log or a NaN"
+        " written into your function"
+    )
 
 
 def dtype_problem(answer: torch.Tensor, name: str, expected: torch.dtype = torch.float32) -> str | None:

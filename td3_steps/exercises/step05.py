@@ -26,6 +26,7 @@ from . import (
     inference_problem,
     kind_of,
     match_mistake,
+    nonfinite_problem,
     report,
     requires_grad_of,
     run_safely,
@@ -232,6 +233,9 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
         if n == 1 and tuple(answer.shape) == (2,):
             return [f"a' has shape (2,) on a batch of one transition, expected (1, 2): {SQUEEZE}"]
         return [_shape_problem(tuple(answer.shape), n) + _sizes_note(n, obs_dim)]
+    nonfinite = nonfinite_problem(answer, "a'", "the actor target's actions are all finite")
+    if nonfinite:
+        return [f"{nonfinite}; {RIGHT}"]
     batch = Batch(**inputs)  # the untouched inputs, for the expected values
     with torch.no_grad():
         right = actor_target(batch.next_obs)

@@ -17,7 +17,19 @@ import math
 import torch
 
 from ..target import smooth_target_action
-from . import Mistake, changed, checker, close, dtype_problem, kind_of, match_mistake, report, run_safely, snapshot
+from . import (
+    Mistake,
+    changed,
+    checker,
+    close,
+    dtype_problem,
+    kind_of,
+    match_mistake,
+    nonfinite_problem,
+    report,
+    run_safely,
+    snapshot,
+)
 
 LOW = torch.tensor([0.0, -1.0])
 HIGH = torch.tensor([2.0, 3.0])
@@ -167,7 +179,7 @@ def _run(
             f"it returned shape {tuple(out.shape)} for actions of shape {tuple(action.shape)}: one smoothed"
             f" action per row, the shape of a'{written_in}"
         )
-    problem = dtype_problem(out, "a~")
+    problem = dtype_problem(out, "a~") or nonfinite_problem(out, "a~", "a' and the bounds are finite")
     if problem:
         return None, problem
     return out.detach(), None

@@ -22,6 +22,7 @@ from . import (
     dtype_problem,
     inference_problem,
     match_mistake,
+    nonfinite_problem,
     report,
     requires_grad_of,
     run_safely,
@@ -242,14 +243,9 @@ def check_target_q_values(fn) -> bool:
         if len(answer) != n_critics:
             returned = f"{len(answer)} Q-value{'' if len(answer) == 1 else 's'}"
             return report([f"with {n_critics} target critics it returned {returned}: {RIGHT}"], "")
-        if not all(torch.isfinite(q).all() for q in answer):
-            return report(
-                [
-                    "some Q-values are NaN or infinite, where every target critic gives finite values on this"
-                    f" batch: look for a division or a log in your function; {RIGHT}"
-                ],
-                "",
-            )
+        nonfinite = nonfinite_problem(answer, "the Q-values", "every target critic gives finite values")
+        if nonfinite:
+            return report([f"{nonfinite}; {RIGHT}"], "")
         if _random(fn, answer, n_critics, seed):
             return report(
                 [f"two calls on the same batch gave different Q-values: {NOISE}: {RIGHT}"],

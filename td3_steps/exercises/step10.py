@@ -23,6 +23,7 @@ from . import (
     dtype_problem,
     explain_error,
     match_mistake,
+    nonfinite_problem,
     report,
     run_safely,
     snapshot,
@@ -197,6 +198,11 @@ def _case_problem(fn, n: int, obs_dim: int, action_dim: int, size: int) -> str |
     )
     if wrong_dtype:  # before the values: float16's rounding would fail them, as if the critics scored other inputs
         return wrong_dtype
+    nonfinite = isinstance(answer, tuple) and nonfinite_problem(
+        answer, "the Q-values", "every critic gives finite values"
+    )
+    if nonfinite:
+        return f"{nonfinite}; {RIGHT}"
     if not close(answer, right, tol=1e-6):
         known = match_mistake(answer, known_mistakes, tol=1e-6)
         if known:

@@ -129,7 +129,7 @@ def check_soft_update(soft_update) -> bool:
         theta, before = _params(online), _params(target)
         online_before, target_before = snapshot(online), snapshot(target)
         online_flags = requires_grad_of(online)
-        _, problem = run_safely(soft_update, online, target, tau, what=CALL)
+        returned, problem = run_safely(soft_update, online, target, tau, what=CALL)
         if problem:
             if "in-place" in problem or "leaf Variable" in problem:
                 problem += " (update the parameters under torch.no_grad(): the Polyak step is not part of any gradient)"
@@ -153,6 +153,13 @@ def check_soft_update(soft_update) -> bool:
         after = _params(target)
         expected = polyak(theta, before, tau)
         moved = changed(target_before, target)
+        if not moved and isinstance(returned, torch.nn.Module):
+            return report(
+                ["your function returned a network and left the given target as it was: the agent keeps its own"
+                 " target, agent.actor_target, and never sees a returned copy. Change the given target's parameters"
+                 " in place (p_target.mul_(1 - tau).add_(tau * p)) and return nothing."],
+                "",
+            )  # fmt: skip
         if not moved:
             return report(
                 ["the target did not change: update its parameters in place (p_target.mul_(...).add_(...) or"

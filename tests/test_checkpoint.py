@@ -331,7 +331,7 @@ def without(key):
 HAND_DAMAGE = {  # case: (file, what is done to its contents, the words of the error)
     "meta.json without seed": ("meta.json", without("seed"), "lacks seed"),
     "meta.json without num_steps": ("meta.json", without("num_steps"), "lacks num_steps"),
-    "meta.json with no number of steps": ("meta.json", lambda meta: {**meta, "num_steps": None}, "num_steps is a NoneType"),
+    "meta.json with no number of steps": ("meta.json", lambda meta: {**meta, "num_steps": None}, "num_steps is None"),
     "state.pt without act_rng": ("state.pt", without("act_rng"), "lacks act_rng"),
     "state.pt holding a list": ("state.pt", lambda state: list(state.values()), "holds a list, not the dict"),
 }  # fmt: skip

@@ -60,7 +60,8 @@ def progress_text(state: dict, model_id: str) -> str | None:
     if [part.get("model_name") for part in parts] != ["HTMLModel", "FloatProgressModel", "HTMLModel"]:
         return None
     left, bar, right = (part["state"] for part in parts)
-    filled = round(10 * bar.get("value", 0) / bar["max"]) if bar.get("max") else 0
+    # whole tenths, as tqdm draws its full blocks: a bar is full only when the run finished (round drew 95% full)
+    filled = int(10 * bar.get("value", 0) / bar["max"]) if bar.get("max") else 0
     words = html.unescape(f"{left.get('value', '')}|{'#' * filled}{' ' * (10 - filled)}|{right.get('value', '')}")
     return words.replace("\u2007", " ")
 

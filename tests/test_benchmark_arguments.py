@@ -6,12 +6,14 @@ import importlib.util
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
 from td3_steps import TD3Config
+from td3_steps.metrics import MetricsCSV
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 NAMES = (
@@ -349,3 +351,155 @@ def test_speed_measures_with_good_arguments(bench, capsys, monkeypatch):
     assert "| Pendulum-v1 | whole steps | 100 steps/s | 100 steps/s (1.00x) | not timed (--bf16 no) |" in (
         capsys.readouterr().out
     )
+
+
+# ---------------------------------------------------------------- what the benchmarks measure
+def test_evaluations_are_of_the_seed_and_episodes_asked(bench, small_config):
+    """One evaluation per EVAL_FREQ steps, each the mean of `episodes` episodes of the seed's agent (no updates here:
+    the warm-up lasts the whole run, so the untrained actors of the seeds are evaluated)."""
+    config = small_config.replace(learning_starts=1_000)
+    once = bench["common"].evaluations(config, seed=0, steps=1_000, episodes=1)
+    assert [step for step, _ in once] == [1_000]
+    assert bench["common"].evaluations(config, seed=0, steps=1_000, episodes=1) == once
+    assert bench["common"].evaluations(config, seed=1, steps=1_000, episodes=1) != once
+    assert bench["common"].evaluations(config, seed=0, steps=1_000, episodes=2) != once
+
+
+def test_a_child_commands_output_is_returned_and_its_failure_shown_as_asked(bench):
+    run_child = bench["common"].run_child
+    assert run_child([sys.executable, "-c", "print('solved 1.5 3000')"], "The child") == "solved 1.5 3000\n"
+    with pytest.raises(SystemExit) as stopped:
+        run_child([sys.executable, "-c", "import sys; sys.exit('boom')"], "The run", "python -c SB3_RUN")
+    assert stopped.value.code == "The run failed (exit status 1): python -c SB3_RUN\nboom"
+
+
+@pytest.mark.parametrize("name", ["action_scale", "pendulum_tau"])
+def test_solved_is_the_first_evaluation_above_the_threshold_and_final_the_last(bench, monkeypatch, name):
+    """-200 itself is not above -200."""
+    rows = [(1000, -900.0), (2000, -200.0), (3000, -150.0), (4000, -250.0)]
+    monkeypatch.setattr(bench[name], "evaluations", lambda *a, **k: rows)
+    args = (1.0, 0, 4000) if name == "action_scale" else (TD3Config.from_preset("pendulum"), 0, 4000)
+    assert bench[name].run(*args) == (3000, -250.0)
+
+
+def test_pendulum_tau_prints_the_mean_steps_to_solve(bench, monkeypatch, capsys):
+    solved = {0: [(1000, -900.0), (2000, -150.0)], 1: [(1000, -150.0), (2000, -180.0)], 2: [(1000, -900.0)] * 2}
+    monkeypatch.setattr(bench["pendulum_tau"], "evaluations", lambda config, seed, steps: solved[seed])
+    bench["pendulum_tau"].main(["--taus", "0.05", "--seeds", "0", "1", "--steps", "2000"])
+    assert "| 0.05 | 2000, 1000 | 1500 | -150, -180 |" in capsys.readouterr().out
+    bench["pendulum_tau"].main(["--taus", "0.05", "--seeds", "0", "2", "--steps", "2000"])
+    assert "| 0.05 | 2000, not solved | - | -150, -900 |" in capsys.readouterr().out
+
+
+def test_mixed_precision_learning_reports_the_final_and_the_best_evaluation(bench, monkeypatch):
+    rows = [(1000, -900.0), (2000, -140.0), (3000, -160.0)]
+    monkeypatch.setattr(bench["mixed_precision_learning"], "evaluations", lambda *a: rows)
+    assert bench["mixed_precision_learning"].run(TD3Config.from_preset("pendulum"), 0, 3000) == (-160.0, -140.0)
+
+
+def test_time_to_solve_counts_the_launch_and_the_first_evaluation_above_the_threshold(bench, monkeypatch):
+    """Seconds from the launch of the train command (its imports included) to the evaluation that first exceeds
+    -200: the evaluation at -200 itself does not."""
+
+    def train(command, what):
+        log = MetricsCSV(Path(command[-1]) / "metrics.csv")
+        time.sleep(0.3)  # the launch (imports, the environment): the 0.04 s of training end the run
+        for step, value in ((1000, -900.0), (2000, -200.0), (3000, -150.0), (4000, -170.0)):
+            log({"step": step, "eval_return": value, "eval_return_std": 0.0, "time_s": step / 100_000})
+        return ""
+
+    monkeypatch.setattr(bench["time_to_solve"], "run_child", train)
+    seconds, step, final = bench["time_to_solve"].td3_steps_time(0)
+    assert step == 3000 and final == -170.0 and 0.3 - 0.01 <= seconds < 5, seconds
+    assert bench["time_to_solve"].THRESHOLD == -200.0  # the README's and notebooks' "solved"
+
+
+def test_overestimation_measures_at_every_step_its_file_names(bench, monkeypatch, tmp_path):
+    """A measurement at the first multiple of --every after the warm-up and every --every steps on: as many as the
+    JSON's steps, with --states states each."""
+    module = bench["overestimation"]
+    monkeypatch.setattr(module, "CONFIG", module.CONFIG.replace(learning_starts=100, net_arch=(16, 16), batch_size=16))
+    pool(monkeypatch, module, InProcess)
+    measured = []
+    estimate = module.estimate_and_true_return
+
+    def counted(model, n_states, generator):
+        measured.append((model.num_steps, n_states))
+        return estimate(model, n_states, generator)
+
+    monkeypatch.setattr(module, "estimate_and_true_return", counted)
+    out = tmp_path / "overestimation.json"
+    module.main(["--seeds", "0", "--steps", "200", "--every", "50", "--states", "7", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert written["steps"] == [150, 200] and written["states_per_checkpoint"] == 7
+    assert measured == [(150, 7), (200, 7)] * 2  # n_critics 1, then 2
+    assert all(len(written["runs"][n]["0"]["estimate"]) == 2 for n in ("1", "2"))
+
+
+def test_policy_delay_evaluates_with_the_episodes_asked_for_the_shipped_steps(bench, monkeypatch, tmp_path):
+    module = bench["policy_delay"]
+    pool(monkeypatch, module, InProcess)
+    asked = []
+    monkeypatch.setattr(module, "run", lambda d, seed, steps, episodes: asked.append(episodes) or [-150.0])
+    out = tmp_path / "policy_delay.json"
+    module.main(["--seeds", "0", "--eval-episodes", "3", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert asked == [3, 3] and written["eval_episodes"] == 3
+    shipped = json.loads(module.OUT.read_text())
+    assert written["steps"] == shipped["steps"] and written["config"] == shipped["config"]  # the default run's
+
+
+def test_action_scale_refuses_a_negative_seed(bench, parser_error, monkeypatch):
+    pool(monkeypatch, bench["action_scale"], NoPool)
+    line = parser_error(bench["action_scale"].main, ["--seeds", "0", "-1"])
+    assert "argument --seeds: takes an integer >= 0, not '-1'" in line, line
+
+
+@pytest.mark.parametrize(("fast", "timed"), [(True, True), (False, False)])
+def test_speed_times_bfloat16_by_default_only_where_it_is_native(bench, monkeypatch, capsys, fast, timed):
+    speed = bench["speed"]
+    pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is in the bench extra")
+    monkeypatch.setattr(speed, "has_fast_bfloat16", lambda device: fast)
+    timed_names = []
+
+    def measured(names, *args):
+        timed_names.append(tuple(names))
+        return {name: [100.0] for name in names}
+
+    monkeypatch.setattr(speed, "whole_steps", measured)
+    monkeypatch.setattr(speed, "updates_alone", measured)
+    speed.main([*QUICK, "--envs", "Pendulum-v1"])
+    assert timed_names == [speed.AGENTS if timed else speed.AGENTS[:2]] * 2
+    assert ("not timed (emulated)" in capsys.readouterr().out) != timed
+
+
+def test_speed_measures_the_repeats_and_rounds_asked(bench, monkeypatch):
+    speed = bench["speed"]
+    pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is in the bench extra")
+    asked = []
+
+    def measured(names, env_id, warmup, count, times, seed, device):
+        asked.append((count, times))
+        return {name: [100.0] * times for name in names}
+
+    monkeypatch.setattr(speed, "whole_steps", measured)
+    monkeypatch.setattr(speed, "updates_alone", measured)
+    speed.main([*QUICK, "--envs", "Pendulum-v1", "--repeats", "2", "--rounds", "3", "--bf16", "no"])
+    assert asked == [(10, 2), (5, 3)]
+
+
+def test_a_speed_row_gives_each_agents_median_and_its_ratio_to_stable_baselines3(bench):
+    samples = {"Stable-Baselines3": [100.0, 100.0, 400.0], "td3_steps fp32": [150.0, 250.0, 200.0]}
+    row = bench["speed"].row("Pendulum-v1", "whole steps", "steps/s", samples, "not timed")
+    assert row == "| Pendulum-v1 | whole steps | 100 steps/s | 200 steps/s (2.00x) | not timed |"
+
+
+def test_speed_closes_each_environment_it_checks(bench, monkeypatch, toy_env):
+    closed = []
+
+    class Closing(toy_env):
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(bench["speed"], "make_env", lambda env_id: Closing())
+    assert bench["speed"].env_problem("Toy-v0") is None and closed == [True]

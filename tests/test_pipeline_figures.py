@@ -4,6 +4,7 @@ well-formed, the same on every call, small, readable when projected, and the REA
 import base64
 import hashlib
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -141,6 +142,27 @@ def test_the_pngs_are_drawn_from_the_svg_the_package_draws_now():
         assert manifest[course.pipeline_png_name(step)] == digest, "run: python scripts/render_pipeline.py"
         with Image.open(course.PIPELINE_PNGS / course.pipeline_png_name(step)) as image:
             assert image.format == "PNG" and image.size == (WIDTH, HEIGHT)
+
+
+def test_render_pipeline_draws_each_step_as_the_shipped_picture(tmp_path, monkeypatch):
+    """scripts/render_pipeline.py, run into a new folder, draws all sixteen pictures at the SVG's own size in at most
+    64 colours, each looking as the shipped one of its step, with the manifest the package's SVGs are checked with."""
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
+    from scripts import render_pipeline  # noqa: PLC0415
+
+    monkeypatch.setattr(render_pipeline, "CHROMIUM", shutil.which("chromium"))
+    render_pipeline.render(tmp_path / "new")
+    folder = tmp_path / "new"
+    shipped = json.loads((course.PIPELINE_PNGS / "manifest.json").read_text())
+    assert json.loads((folder / "manifest.json").read_text()) == shipped
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*shipped, "manifest.json"])
+    for name in shipped:
+        with Image.open(folder / name) as image, Image.open(course.PIPELINE_PNGS / name) as reference:
+            assert image.size == (WIDTH, HEIGHT) and len(image.getcolors(256) or range(257)) <= 64, name
+            drawn, expected = (np.asarray(i.convert("RGB"), dtype=float) for i in (image, reference))
+            assert np.abs(drawn - expected).mean() < 3, f"{name} does not look as the shipped picture of its step"
 
 
 def test_readme_overview_is_current():

@@ -108,3 +108,50 @@ def test_evaluations_logged_without_time_are_summarised(tmp_path):
         summary(tmp_path).splitlines()[0]
         == f"{tmp_path} (Pendulum-v1, pendulum, seed 3): 1 evaluations up to 1,000 steps"
     )
+
+
+def test_above_means_strictly_above_the_level(run_dir, capsys):
+    """An evaluation equal to the level is not above it: not the first above, not counted, and it breaks the run of
+    evaluations that stay above (120 and 140 are evaluations: 2,000 and the final one)."""
+    main([str(run_dir), "--level", "120", "--steps", "2000:4000", "--steps", "2000:2000"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2] == "  above 120: first at 3,000; every one from 5,000"
+    assert lines[3] == "  2,000 to 4,000 steps: 1 of 3 above 120, median 120.0, lowest 90.0"
+    assert lines[4] == "  2,000 to 2,000 steps: 0 of 1 above 120, median 120.0, lowest 120.0"  # FROM:FROM, one step
+    main([str(run_dir), "--level", "140"])
+    assert capsys.readouterr().out.splitlines()[2] == "  above 140: first at 5,000; the final evaluation is not"
+
+
+def test_a_level_below_every_evaluation_is_kept_from_the_first(run_dir, capsys):
+    """Every evaluation above the level: none below it to stay above of (that was an IndexError)."""
+    main([str(run_dir), "--level", "-150.5"])
+    assert capsys.readouterr().out.splitlines()[2] == "  above -150.5: first at 1,000; every one from 1,000"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--level", "abc"], "argument --level: 'abc' is not a finite return, e.g. 2000 or -150"),
+        (["--level", "100", "--steps=-1:"], "'-1:' is no range of steps: FROM must be >= 0 and TO at least FROM"),
+        (["--level", "100", "--steps", "5:4"], "'5:4' is no range of steps"),
+    ],
+)
+def test_bad_arguments_at_their_bounds_are_explained(run_dir, parser_error, args, words):
+    line = parser_error(main, [str(run_dir), *args])
+    assert words in line, line
+
+
+@pytest.mark.parametrize("missing", ["run.json", "metrics.csv"])
+def test_a_directory_with_half_a_run_is_explained(run_dir, parser_error, capsys, missing):
+    (run_dir / missing).unlink()
+    line = parser_error(main, [str(run_dir)])
+    assert f"{run_dir} is not a run directory: it needs run.json and metrics.csv" in line, line
+
+
+def test_several_runs_are_summarised_one_after_another(run_dir, tmp_path_factory, capsys):
+    other = tmp_path_factory.mktemp("other")
+    for name in ("run.json", "metrics.csv"):
+        (other / name).write_bytes((run_dir / name).read_bytes())
+    main([str(run_dir), str(other), "--level", "100"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 6 and lines[0].startswith(f"{run_dir} (") and lines[3].startswith(f"{other} (")

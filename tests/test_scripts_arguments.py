@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,6 +16,7 @@ from scripts import build_decks, evaluate_agents, execute_notebooks, results_tab
 from td3_steps import TD3, Policy, cli
 from td3_steps.config import PRESETS
 from td3_steps.metrics import MetricsCSV
+from td3_steps.seeding import TEST_EPISODES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,6 +78,109 @@ def test_protocol_json_is_written_whole(runs, monkeypatch):
     assert len(synced) == 1 and sorted(p.name for p in good.iterdir()) == ["policy.pt", "protocol.json"]
     written = json.loads((good / "protocol.json").read_text())
     assert written["env_id"] == "Pendulum-v1" and written["returns"] == [-150.0, -150.0]
+
+
+def test_the_protocol_plays_the_test_episodes_of_the_actor(runs):
+    """The protocol's episodes are the TEST_EPISODES stream's, from seed 0: those no training or selection drew."""
+    good, _ = runs
+    result = evaluate_agents.evaluate_run(good, episodes=2)
+    policy = Policy.load(good / "policy.pt")
+    assert result["returns"] == policy.episode_returns(2, seed=0, stream=TEST_EPISODES)
+    assert result["episodes"] == 2 and result["env_id"] == "Pendulum-v1" and result["rule"] == evaluate_agents.RULE
+    assert result["falls"] is None  # Pendulum's returns are costs: its median is negative
+
+
+@pytest.mark.parametrize(
+    ("returns", "figures"),
+    [
+        # median 100: a fall is below 50 (45), 50 itself is no fall
+        ([100.0, 45.0, 100.0, 50.0, 100.0], {"mean": 79.0, "min": 45.0, "median": 100.0, "falls": 1}),
+        ([0.0, -5.0, 3.0], {"mean": -2 / 3, "min": -5.0, "median": 0.0, "falls": None}),  # no positive median
+    ],
+)
+def test_the_protocols_figures(returns, figures):
+    policy = SimpleNamespace(env_id="Walker", episode_returns=lambda n, seed, stream: returns[:n])
+    result = evaluate_agents.evaluate_run(Path("unused"), len(returns), policy)
+    assert {name: result[name] for name in figures} == pytest.approx(figures)
+    assert result["std"] == pytest.approx(statistics.pstdev(returns)) and result["returns"] == returns
+
+
+def test_the_protocol_is_printed_with_its_falls(runs, monkeypatch, capsys):
+    good, other = runs
+    monkeypatch.setattr(
+        evaluate_agents,
+        "evaluate_run",
+        lambda run, n, policy: (
+            {"env_id": "Pendulum-v1", "mean": -150.0, "std": 1.0, "min": -152.0, "median": -150.0, "falls": None}
+            if run == good
+            else {"env_id": "Walker", "mean": 90.0, "std": 1.0, "min": 45.0, "median": 100.0, "falls": 1}
+        ),
+    )
+    evaluate_agents.main([str(good), str(other), "--episodes", "5", "--no-write"])
+    out = capsys.readouterr().out
+    assert f"{good}: Pendulum-v1, mean -150.0 ± 1.0, min -152.0, median -150.0, falls n/a (" in out, out
+    assert f"{other}: Walker, mean 90.0 ± 1.0, min 45.0, median 100.0, falls 1 of 5 (" in out, out
+
+
+def test_every_shipped_run_is_evaluated_by_default(runs, monkeypatch, capsys):
+    shipped = evaluate_agents.shipped_run_dirs()
+    assert {run.relative_to(ROOT).as_posix() for run in shipped} >= {f"assets/pendulum/seed{s}" for s in range(5)}
+    assert all((run / "policy.pt").is_file() for run in shipped)
+    good, _ = runs
+    monkeypatch.setattr(evaluate_agents, "shipped_run_dirs", lambda: [good])
+    played = []
+    monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: played.append(n) or [-150.0] * n)
+    evaluate_agents.main(["--no-write"])
+    assert played == [20]  # the protocol's 20 episodes, as the shipped protocol.json files hold
+    assert f"{good}: Pendulum-v1, mean -150.0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("episodes", ["0", "-3"])
+def test_episodes_below_one_are_refused(runs, parser_error, episodes):
+    line = parser_error(evaluate_agents.main, [str(runs[0]), "--episodes", episodes])
+    assert f"--episodes must be at least 1, not {episodes}" in line, line
+
+
+@pytest.mark.parametrize("problem", ["no policy.pt", "policy.pt a folder"])
+def test_a_run_without_a_policy_is_named(runs, parser_error, problem):
+    good, other = runs
+    (other / "policy.pt").unlink()
+    if problem == "policy.pt a folder":
+        (other / "policy.pt").mkdir()
+    line = parser_error(evaluate_agents.main, [str(good), str(other), "--episodes", "1"])
+    assert f"no policy.pt in {other}: give run directories written by `python -m td3_steps train`" in line, line
+
+
+@pytest.mark.parametrize("error", [ImportError, OSError, ValueError])
+def test_a_policy_that_cannot_be_loaded_here_is_named_on_one_line(runs, parser_error, monkeypatch, error):
+    """A policy for an environment this machine cannot make (pybullet missing: an ImportError) was a traceback."""
+    good, other = runs
+
+    def load(file):
+        if file.parent == other:
+            raise error("No module named 'pybullet_envs_gymnasium':\n  pip install td3_steps[bullet]")
+        return "a policy"
+
+    monkeypatch.setattr(Policy, "load", load)
+    no_evaluation(monkeypatch)
+    line = parser_error(evaluate_agents.main, [str(good), str(other), "--episodes", "1"])
+    assert f"error: {other / 'policy.pt'}: No module named 'pybullet_envs_gymnasium': pip install" in line, line
+
+
+def test_a_protocol_that_cannot_be_written_at_the_end_leaves_its_figures_printed(runs, monkeypatch, capsys):
+    good, _ = runs
+    monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: [-150.0] * n)
+
+    def disk_full(path, text):
+        raise OSError(f"Cannot write {path}:\nNo space left on device")
+
+    monkeypatch.setattr(evaluate_agents, "write_text_atomically", disk_full)
+    with pytest.raises(SystemExit) as stopped:
+        evaluate_agents.main([str(good), "--episodes", "1"])
+    assert stopped.value.code == (
+        f"error: Cannot write {good / 'protocol.json'}: No space left on device (the figures are printed above)"
+    )
+    assert f"{good}: Pendulum-v1, mean -150.0 ± 0.0" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- scripts/results_table.py
@@ -228,3 +333,65 @@ def test_a_readme_that_cannot_be_read_is_one_line(shipped, parser_error):
     line = parser_error(results_table.main, [])
     assert "No such file or directory" in line and str(readme) in line, line
     assert not readme.exists()
+
+
+def test_a_notebook_runs_in_its_own_folder_and_keeps_its_finished_progress_bar(tmp_path):
+    """The notebook's kernel starts in the notebook's folder (a notebook reads files beside it), and a tqdm bar is
+    stored as it ended ("100%|##########| 40/40"), not as it opened ("0%"), which static viewers would show."""
+    path = tmp_path / "a.ipynb"
+    (tmp_path / "beside.txt").write_text("found beside the notebook")
+    cells = ["from tqdm.auto import tqdm\nfor _ in tqdm(range(40), unit='step'):\n    pass",
+             "import time\ntime.sleep(0.3)\nprint(open('beside.txt').read())"]  # fmt: skip
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    elapsed = execute_notebooks.execute(path)
+    bar, printed = (cell.outputs for cell in nbformat.read(path, as_version=4).cells)
+    assert printed[0]["text"] == "found beside the notebook\n"
+    assert bar[0]["data"]["text/plain"].startswith("100%|##########| 40/40 ["), bar
+    assert elapsed >= 0.3
+
+
+def bar_state(value, maximum, left="50%", right=" 5/10 [00:01&lt;00:01]"):
+    """The widget state tqdm.notebook saves for one bar: an HBox of HTML, FloatProgress, HTML."""
+    parts = {"l": ("HTMLModel", {"value": left}), "b": ("FloatProgressModel", {"value": value, "max": maximum}),
+             "r": ("HTMLModel", {"value": right})}  # fmt: skip
+    state = {key: {"model_name": name, "state": part} for key, (name, part) in parts.items()}
+    state["box"] = {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_l", "IPY_MODEL_b", "IPY_MODEL_r"]}}
+    return state
+
+
+@pytest.mark.parametrize(
+    ("value", "maximum", "bar"),
+    [(5, 10, "#####     "), (10, 10, "##########"), (0, 10, "          "), (19, 20, "#########"), (3, 0, "          ")],
+)
+def test_a_progress_bar_is_drawn_ten_wide_from_its_saved_state(value, maximum, bar):
+    """The bar as tqdm draws its full blocks: filled in proportion, ten wide, and full only when the run finished
+    (a bar of no known length, max 0, is empty, not a ZeroDivisionError)."""
+    text = execute_notebooks.progress_text(bar_state(value, maximum), "box")
+    assert text == f"50%|{bar: <10}| 5/10 [00:01<00:01]"
+
+
+def test_execute_runs_every_numbered_notebook_in_order_and_sums_the_time(tmp_path, monkeypatch, capsys):
+    (tmp_path / "notebooks").mkdir()
+    for name in ("05_e", "03_c", "01_a", "04_d", "02_b", "scratch"):
+        nbformat.write(nbformat.v4.new_notebook(), tmp_path / "notebooks" / f"{name}.ipynb")
+    ran = []
+    monkeypatch.setattr(execute_notebooks, "ROOT", tmp_path)
+    monkeypatch.setattr(execute_notebooks, "execute", lambda path, notebook: ran.append(path.stem) or 1.5)
+    execute_notebooks.main([])
+    assert ran == ["01_a", "02_b", "03_c", "04_d", "05_e"]
+    assert capsys.readouterr().out.splitlines()[-2:] == ["05_e.ipynb: 1.5 s", "all: 7.5 s"]
+
+
+def test_a_notebook_that_cannot_be_written_back_is_named_before_any_runs(
+    tmp_path, parser_error, read_only, monkeypatch
+):
+    """A notebook in a folder that takes no new files ran for minutes, then could not be written in place."""
+    for folder in ("ok", "locked"):
+        (tmp_path / folder).mkdir()
+        nbformat.write(nbformat.v4.new_notebook(), tmp_path / folder / "a.ipynb")
+    read_only(tmp_path / "locked")
+    monkeypatch.setattr(execute_notebooks, "execute", lambda *a, **k: pytest.fail("executed before the check"))
+    line = parser_error(
+        execute_notebooks.main, [str(tmp_path / "ok" / "a.ipynb"), str(tmp_path / "locked" / "a.ipynb")]
+    )
+    assert f"Cannot write {tmp_path / 'locked' / 'a.ipynb'}: {tmp_path / 'locked'} does not take new files" in line

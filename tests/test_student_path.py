@@ -1,0 +1,79 @@
+"""scripts/student_path.py without its four minutes: how it judges each notebook a student runs (the runner, in a
+fresh kernel of this environment), and its refusal of a work folder that is not empty."""
+
+import os
+import sys
+
+import nbformat
+import pytest
+
+from scripts import student_path
+
+SVG = "from IPython.display import SVG, display\ndisplay(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>'))"
+CHECK = "print('Not yet: write the update')"
+NOTEBOOKS = {  # name -> the cells a student runs, the check cell's last
+    "01_good": [SVG, CHECK],
+    "02_error": [SVG, "1 / 0", CHECK],
+    "03_no_picture": ["x = 1", CHECK],
+    "04_solved": [SVG, "print('Correct!')"],
+    "05_two_checks": [SVG, CHECK, CHECK],
+}
+
+
+def notebook(sources: list[str]) -> nbformat.NotebookNode:
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    for cell in cells:
+        if cell.source in (CHECK, "print('Correct!')"):
+            cell.metadata["tags"] = ["check"]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def test_each_notebook_is_judged_as_the_student_sees_it(tmp_path, monkeypatch, capsys):
+    """A notebook passes when it runs without error, shows its pipeline picture and its one check cell says "Not
+    yet"; every other is a failure that says why."""
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def run(command, **kwargs):  # the set-up, made here: this environment's Python stands for the fresh venv
+        if command[1:3] == ["-m", "venv"]:
+            (work / "venv" / "bin").mkdir(parents=True)
+            (work / "venv" / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+            (work / "venv" / "bin" / "python").chmod(0o755)
+        elif command[:2] == ["git", "clone"]:
+            os.mkdir(command[-1])
+        elif command[1].endswith("student_edition.py"):
+            os.mkdir(command[2])
+            for name, sources in NOTEBOOKS.items():
+                nbformat.write(notebook(sources), f"{command[2]}/{name}.ipynb")
+
+    monkeypatch.setattr(student_path, "run", run)
+    failures = student_path.student_path(tmp_path, "HEAD", work)
+    assert failures == [
+        "02_error.ipynb: error: ZeroDivisionError: division by zero",  # the error as the student reads it, no colours
+        "02_error.ipynb: the check cell should say 'Not yet', it says ['']",  # the error stopped the notebook
+        "03_no_picture.ipynb: no pipeline picture (image/svg+xml output)",
+        "04_solved.ipynb: the check cell should say 'Not yet', it says ['Correct!\\n']",
+        "05_two_checks.ipynb: the check cell should say 'Not yet', it says "
+        "['Not yet: write the update\\n', 'Not yet: write the update\\n']",
+    ]
+    out = capsys.readouterr().out
+    assert "01_good.ipynb: " in out and out.split("01_good.ipynb: ")[1].splitlines()[0].endswith("  ok")
+
+
+def test_a_work_folder_that_is_not_empty_is_refused_before_anything_is_installed(tmp_path, monkeypatch):
+    (tmp_path / "left.txt").write_text("from another run")
+    monkeypatch.setattr(sys, "argv", ["student_path.py", "--work", str(tmp_path), "--keep"])
+    monkeypatch.setattr(student_path, "student_path", lambda *a: pytest.fail("set up in a folder that is not empty"))
+    with pytest.raises(SystemExit) as stopped:
+        student_path.main()
+    assert stopped.value.code == f"{tmp_path} is not empty: the student path starts from an empty folder"
+    assert [p.name for p in tmp_path.iterdir()] == ["left.txt"]
+
+
+def test_a_failed_notebook_makes_the_student_path_fail(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["student_path.py", "--work", str(tmp_path / "work")])
+    monkeypatch.setattr(student_path, "student_path", lambda *a: ["03_no_picture.ipynb: no pipeline picture"])
+    with pytest.raises(SystemExit) as stopped:
+        student_path.main()
+    assert stopped.value.code == 1 and not (tmp_path / "work").exists()  # the work folder removed without --keep
+    assert capsys.readouterr().out.splitlines()[-2:] == ["FAILED:", "03_no_picture.ipynb: no pipeline picture"]

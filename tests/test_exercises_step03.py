@@ -156,6 +156,12 @@ def build_sequential(obs_dim, action_dim):
     return critic1, critic2, frozen(critic1), frozen(critic2)
 
 
+def build_float64(obs_dim, action_dim):
+    """Got torch's "mat1 and mat2 must have the same dtype" and nothing more."""
+    critic1, critic2 = MyCritic(obs_dim, action_dim).double(), MyCritic(obs_dim, action_dim).double()
+    return critic1, critic2, frozen(critic1), frozen(critic2)
+
+
 def build_obs_only(obs_dim, action_dim):
     critic1, critic2 = ObsOnlyCritic(obs_dim, action_dim), ObsOnlyCritic(obs_dim, action_dim)
     return critic1, critic2, frozen(critic1), frozen(critic2)
@@ -180,6 +186,7 @@ WRONG = {
     build_wrong_order: "(critic1, target1, critic2, target2)",
     build_flat: "gives (5,), expected (5, 1) (no .squeeze()",
     build_obs_only: "critic1 gives the same Q-value whatever the action",
+    build_float64: "build the critics as they come, float32",
     build_sequential: "an nn.Sequential takes one input: build each critic with MyCritic(obs_dim, action_dim)",
     lambda obs_dim, action_dim: build_right(obs_dim, action_dim)[:2]: "must return four networks",
     lambda obs_dim, action_dim: (lambda o, a: o,) * 4: "must be a torch.nn.Module",

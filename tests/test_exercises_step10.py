@@ -69,6 +69,12 @@ def converts_the_critics(critic_nets, obs, action):
     return tuple(net.double()(x) for net in critic_nets)
 
 
+def action_unsqueezed(critic_nets, obs, action):
+    """Got torch's "Tensors must have same number of dimensions" and nothing more."""
+    x = torch.cat([obs, action.unsqueeze(1)], dim=1)
+    return tuple(net(x) for net in critic_nets)
+
+
 def action_reshaped_to_one_column(critic_nets, obs, action):
     x = torch.cat([obs, action.reshape(-1, 1)], dim=1)
     return tuple(net(x) for net in critic_nets)
@@ -106,6 +112,7 @@ WRONG = {
     scales_action_in_place: "changed action in place",
     converts_the_critics: "your function converted critic_nets[0] to torch.float64",
     action_reshaped_to_one_column: "obs (7, 3) and action (7, 2) already hold one row per transition",
+    action_unsqueezed: "are both (B, features) already: concatenate them as they are, without unsqueeze",
     with_the_input: "it returned a tuple whose item 1 is a tuple of length 2, not a tensor",
     # once blamed on the inputs, "not the critics' values of the stored pairs (s, a)"
     lambda nets, obs, action: tuple(q * float("nan") for q in right(nets, obs, action)): "there is NaN or infinity in",

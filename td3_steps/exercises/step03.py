@@ -50,6 +50,11 @@ KNOWN_ERRORS = [
         "Each critic is called as critic(obs, action), the state and the action apart, and an nn.Sequential"
         " takes one input: build each critic with MyCritic(obs_dim, action_dim), whose forward joins the two",
     ),
+    KnownError(
+        "must have the same dtype",
+        "A network converted with .double() (or .half(), .to(dtype)) multiplies only tensors of its own dtype, and"
+        " the states and actions it scores are float32: build the critics as they come, float32",
+    ),
 ]
 
 

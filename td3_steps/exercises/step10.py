@@ -101,6 +101,11 @@ def known_errors(obs: torch.Tensor, action: torch.Tensor) -> list[KnownError]:
             f" {tuple(action.shape)} already hold one row per transition, so concatenate them as they are, without"
             f" reshaping: {RIGHT}",
         ),
+        KnownError(
+            "Tensors must have same number of dimensions",
+            f"obs {tuple(obs.shape)} and action {tuple(action.shape)} are both (B, features) already: concatenate"
+            f" them as they are, without unsqueeze or view: {RIGHT}",
+        ),
         KnownError("shapes cannot be multiplied", feature_axis),
         KnownError(
             "takes 2 positional arguments but 3 were given",

@@ -128,6 +128,8 @@ WRONG = {
     with_their_minimum: "it returned a tuple whose item 1 is a tuple of length 2, not a tensor",
     as_numpy: "item 1 is an ndarray, not a tensor",
     divides_by_zero: "there is NaN or infinity in the Q-values",
+    # got "match no target critic on (s', a~)"
+    lambda batch, a, critics, targets: tuple(0.99 * q for q in targets(batch.next_obs, a)): "the discount gamma comes",
 }
 
 

@@ -137,7 +137,19 @@ def mistakes(batch: Batch, next_action: torch.Tensor, critics: Critics, critic_t
                 "you added the reward, r + Q': step 9 builds the target y from r and these Q-values; step 7"
                 f" returns the target critics' Q-values alone: {RIGHT}",
             ),
+            Mistake(
+                lambda answer: _discounted(answer, right),
+                "your Q-values are the target critics' times a factor below 1: the discount gamma comes in step 9,"
+                f" y = r + gamma * (1 - terminated) * min Q'; step 7 returns the Q-values as they are: {RIGHT}",
+            ),
         ]
+
+
+def _discounted(answer: tuple, right: tuple) -> bool:
+    """Whether each Q-value of `answer` is its target critic's times one factor between 0 and 1 (gamma, 0.99)."""
+    ours, theirs = torch.cat(answer, dim=1).float(), torch.cat(right, dim=1)
+    factor = float((ours * theirs).sum() / (theirs * theirs).sum())
+    return 0 < factor < 0.9999 and close(ours, factor * theirs, tol=1e-5)
 
 
 def _inputs(batch: Batch, next_action: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -153,6 +153,11 @@ def float64(action, low, high, noise_std, noise_clip, generator=None):
     return right(action, low, high, noise_std, noise_clip, generator).double()
 
 
+def clips_in_action_units(action, low, high, noise_std, noise_clip, generator=None):
+    """Was told only "with no noise, a~ must be a' itself"."""
+    return right(action, low, high, noise_std, noise_clip, generator).clamp(-1.0, 1.0)
+
+
 def divides_by_zero(action, low, high, noise_std, noise_clip, generator=None):
     """Blamed on noise_std, "with noise_std = 0 your function still adds noise", as NaN equals no NaN."""
     return right(action, low, high, noise_std, noise_clip, generator) / 0 * 0
@@ -230,6 +235,7 @@ WRONG = {
     bounds_overwritten: "changed the given low and high in place",
     float64: "a~ is torch.float64, expected torch.float32",
     divides_by_zero: "there is NaN or infinity in a~",
+    clips_in_action_units: "you clipped a~ to [-1, 1] in the action's units",
     returns_u: "you returned u itself",
     forgets_half: "left out the half-range",
     flattened: "one smoothed action per row",

@@ -89,12 +89,18 @@ STD_MISTAKES = [
 ]
 
 
-# What comes back with noise_std = 0, where a~ must be a' itself. A wrong map back makes every
+# What comes back with noise_std = 0, where a~ must be a' itself. A wrong map back (or a clip after it) makes every
 # measurement in u wrong, so those are said alone.
 MAP_BACK_MISTAKES = [
     Mistake(_u(STILL), "you returned u itself: map it back to the action space, a~ = centre + h * u"),
     Mistake(CENTRE + _u(STILL), "mapping back you left out the half-range: a~ = centre + h * u"),
     Mistake(HALF * _u(STILL), "mapping back you left out the centre: a~ = centre + h * u"),
+    Mistake(
+        STILL.clamp(-1.0, 1.0),
+        "with noise_std = 0 the action [1.70, 2.50] came back as [1.00, 1.00]: you clipped a~ to [-1, 1] in the"
+        " action's units; [-1, 1] bounds u, so clip u + eps to it before mapping back, which keeps each dimension"
+        " within its own [low, high]",
+    ),
 ]
 STILL_MISTAKES = [
     Mistake(

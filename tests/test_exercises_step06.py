@@ -295,3 +295,19 @@ def test_noise_std_and_noise_clip_swapped_are_named(capsys):
     assert not check_smooth_target_action(scales_swapped)
     out = capsys.readouterr().out
     assert "noise_std and noise_clip are swapped" in out and "a noise of std c clipped at +-sigma" in out, out
+
+
+def reseeds_the_global_rng_with_zero(action, low, high, noise_std, noise_clip, generator=None):
+    """The noise from the generator, right, and a torch.manual_seed(0) left in: every later draw follows seed 0."""
+    torch.manual_seed(0)
+    eps = torch.randn(action.shape, generator=generator) * noise_std
+    return smoothed(action, low, high, torch.clamp(eps, -noise_clip, noise_clip))
+
+
+def test_a_global_seed_is_named_whatever_seed_the_notebook_holds(capsys):
+    """After the notebook's own torch.manual_seed(0), with no draw since, the same seed inside went unseen."""
+    torch.manual_seed(0)
+    before = torch.get_rng_state()
+    assert not check_smooth_target_action(reseeds_the_global_rng_with_zero)
+    assert "changed torch's global random state" in capsys.readouterr().out
+    assert torch.equal(torch.get_rng_state(), before)

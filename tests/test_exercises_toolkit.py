@@ -297,3 +297,14 @@ def test_run_safely_puts_back_torch_s_thread_count():
         return x
 
     assert run_safely(one_thread, 3) == (3, None) and torch.get_num_threads() == threads
+
+
+def test_run_safely_sees_a_reseed_to_the_seed_the_notebook_already_holds():
+    """torch.manual_seed(0) inside an answer, after a cell's torch.manual_seed(0) and no draw since (notebook 13 run
+    in order): the state after the call equals the state before it, and the seed went unseen, where after any draw
+    it was named. The verdict on one function must not depend on what the notebook ran before."""
+    torch.manual_seed(0)
+    state = torch.get_rng_state()
+    _, problem = run_safely(lambda: torch.manual_seed(0), what="my_fn()", random_state="draw nothing here")
+    assert problem is not None and "changed torch's global random state" in problem
+    assert torch.equal(torch.get_rng_state(), state)

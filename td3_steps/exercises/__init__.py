@@ -128,6 +128,17 @@ NO_DRAWS = (
 )
 
 
+def marked_random_state() -> torch.Tensor:
+    """Put torch's global random state where no torch.manual_seed leaves it (one draw past a seed) and return it:
+    compared after an answer ran, it shows a seed set inside, whatever seed the notebook had set before (a
+    torch.manual_seed(0) inside, after a cell's own torch.manual_seed(0) and no draw since, changed nothing
+    visible). The caller puts the notebook's state back."""
+    generator = torch.Generator().manual_seed(0x7D3)
+    torch.rand(1, generator=generator)
+    torch.set_rng_state(generator.get_state())
+    return generator.get_state()
+
+
 def run_safely(
     fn: Callable, *args: Any, what: str = "your function", random_state: str | None = NO_DRAWS
 ) -> tuple[Any, str | None]:
@@ -140,6 +151,7 @@ def run_safely(
     count is put back too.
     """
     grad_enabled, random_before, threads = torch.is_grad_enabled(), torch.get_rng_state(), torch.get_num_threads()
+    marked = marked_random_state() if random_state is not None else None  # put back in `finally`
     try:
         with time_limit(TIME_LIMIT_S):
             result = fn(*args)
@@ -149,7 +161,7 @@ def run_safely(
                 " (torch.set_grad_enabled): say where they are off with a block, `with torch.no_grad():`, which"
                 " turns them back on at its end"
             )
-        if random_state is not None and not torch.equal(torch.get_rng_state(), random_before):
+        if random_state is not None and not torch.equal(torch.get_rng_state(), marked):
             return None, (
                 f"{what} changed torch's global random state (a draw such as torch.rand or torch.randint without"
                 f" generator=, or torch.manual_seed): {random_state}"

@@ -117,8 +117,8 @@ def _value_problem(scale_action) -> str | None:
             if not torch.equal(given, kept):
                 why = " (in the actor u is tanh's output, which the backward pass needs)" if label == "u" else ""
                 return (
-                    f"scale_action changed its input {label} in place ({label} *= ..., {label}.mul_(...)){why}:"
-                    f" build a new tensor instead, {RIGHT}"
+                    f"scale_action changed its input {label} in place ({label} -= ..., {label} *= ...,"
+                    f" {label}.mul_(...)){why}: build a new tensor instead, {RIGHT}"
                 )
         wrong_shape = _shape_problem(action, u, name)
         if wrong_shape:

@@ -101,7 +101,7 @@ WRONG = {
     lambda u, low, high: 1 / 0: "raised ZeroDivisionError",
     scale_not_written: "is not written yet",
     scale_in_place: "changed its input u in place",
-    scale_in_place_on_a_copy_of_the_bounds: "changed its input high in place",
+    scale_in_place_on_a_copy_of_the_bounds: "changed its input high in place (high -= ...,",
     scale_detached: "the action has no gradient",
     scale_through_numpy: "the action has no gradient",
     scale_detached_then_marked: "the action requires grad, but it is not computed from u",

@@ -7,6 +7,7 @@ import pty
 import select
 
 import pytest
+import tqdm.notebook
 import tqdm.std
 
 from td3_steps.progress import LINE_INTERVAL, TrainingProgress
@@ -211,3 +212,17 @@ def _read_ready(fd: int) -> bytes:
         return os.read(fd, 65536)
     except OSError:  # Linux: the follower is closed and all was read
         return b""
+
+
+def test_the_bar_runs_as_tqdm_notebook_draws_it():
+    """In Jupyter and Colab tqdm.auto is tqdm.notebook's bar, whose display takes more arguments (bar_style,
+    check_delay): an override of display that took only tqdm's own broke every bar in a notebook."""
+
+    class InNotebook(TrainingProgress, tqdm.notebook.tqdm):  # the bar as a notebook's tqdm.auto makes it
+        pass
+
+    bar = InNotebook(0, 100, 10)
+    bar.step(Model(50))
+    bar.show({"eval_return": -100.0})
+    bar.close()
+    assert bar.n == 50

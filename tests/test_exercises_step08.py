@@ -189,3 +189,17 @@ def test_two_critics_unpacked_are_told_to_write_for_any_number(capsys):
     out = capsys.readouterr().out
     assert "unpacks exactly two critics, and here q_values holds 3" in out, out
     assert "unpacks exactly two critics, and here q_values holds 1" in out, out
+
+
+def min_of_pairs_zipped(q_values):
+    """zip(q_values) where zip(*q_values) was meant: each item is a 1-tuple, with two critics too."""
+    return torch.stack([torch.minimum(a, b) for a, b in zip(q_values)])
+
+
+def test_an_unpacking_that_is_not_q1_q2_is_not_blamed_on_two_critics(capsys):
+    """It got "q1, q2 = q_values unpacks exactly two critics, and here q_values holds 2" (and "holds 3" beside Python's
+    own "expected 2, got 1"), which says nothing true of the code."""
+    assert not check_clipped_double_q(min_of_pairs_zipped)
+    out = capsys.readouterr().out
+    assert "not enough values to unpack (expected 2, got 1)" in out, out
+    assert "here q_values holds 2" not in out and "here q_values holds 3" not in out, out

@@ -312,6 +312,6 @@ def test_critics_left_frozen_or_converted_are_named(capsys):
     torch.no_grad(); critics converted to float64 in place passed, their values being right."""
     assert not check_update_critics(update_then_freeze)
     out = capsys.readouterr().out
-    assert "it froze them (requires_grad_(False))" in out and "torch.no_grad()" not in out, out
+    assert "you froze the critics (requires_grad_(False)" in out and "torch.no_grad()" not in out, out
     assert not check_update_critics(update_in_float64)
     assert "your function converted the critics to torch.float64" in capsys.readouterr().out

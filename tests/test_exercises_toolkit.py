@@ -18,6 +18,7 @@ from td3_steps.exercises import (
     dtype_problem,
     explain_error,
     match_mistake,
+    nonfinite_problem,
     report,
     requires_grad_of,
     run_safely,
@@ -308,3 +309,13 @@ def test_run_safely_sees_a_reseed_to_the_seed_the_notebook_already_holds():
     _, problem = run_safely(lambda: torch.manual_seed(0), what="my_fn()", random_state="draw nothing here")
     assert problem is not None and "changed torch's global random state" in problem
     assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_nonfinite_problem_passes_over_tensors_without_values():
+    """A sparse or a meta answer of the right shape made step 10's checker itself raise (torch.isfinite has no sparse
+    kernel, and a meta tensor no value to read): it is the comparison's to refuse, as close() does."""
+    column = torch.ones(3, 1)
+    for odd in (column.to_sparse(), torch.empty(3, 1, device="meta")):
+        assert nonfinite_problem(odd, "Q", "the critics give finite values") is None
+        assert nonfinite_problem((odd, column), "Q", "the critics give finite values") is None
+    assert nonfinite_problem((column.to_sparse(), column / 0), "Q", "x").startswith("there is NaN or infinity in Q")

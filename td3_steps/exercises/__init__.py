@@ -16,7 +16,9 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
 - `kind_of(value)`: "a list", "an ndarray", for a reply that names what came back.
 - `close(answer, expected, tol)`: equal within a tolerance, shapes included (`has_values`: a tensor to compare); `dtype_problem(answer, name)`: float32;
   `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic; `nonfinite_problem(answer,
-  name, given)`: NaN or infinity made from finite inputs, said before any comparison blames something else.
+  name, given)`: NaN or infinity made from finite inputs, said before any comparison blames something else;
+  `network_left_problem(network, name, ...)`: a given network converted to another dtype or frozen.
+- `marked_random_state()`: put torch's global random state where no seed leaves it, to see a seed set inside.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer;
   `KnownError(says, message)` and `explain_error(problem, known)`: say what a known error of Python or torch means.
 - `report(problems, success)`: print the verdict, "Not yet:" and each problem, or "Correct! ...".
@@ -218,12 +220,33 @@ def nonfinite_problem(answer: torch.Tensor | tuple, name: str, given: str) -> st
     `given` is finite; None when every value is finite. Said first: NaN equals nothing, so the comparisons after it
     would blame noise or the wrong inputs."""
     tensors = answer if isinstance(answer, tuple) else (answer,)
-    if all(torch.isfinite(t).all() for t in tensors if isinstance(t, torch.Tensor)):
+    # a sparse or meta tensor has no values to test (torch.isfinite raises): close() refuses it later
+    if all(torch.isfinite(t).all() for t in tensors if isinstance(t, torch.Tensor) and has_values(t)):
         return None
     return (
         f"there is NaN or infinity in {name}, where {given} on this batch: look for a division, a log or a NaN"
         " written into your function"
     )
+
+
+def network_left_problem(network: torch.nn.Module, name: str, if_converted: str, if_frozen: str) -> str | None:
+    """What a student's function did to a network it was given, besides its weights: converted it in place to
+    another dtype than float32 (.double(), .half(), .to(...)), or froze it (requires_grad_(False)); each followed by
+    the caller's step-specific advice. None when it is still a trainable float32 network."""
+    dtypes = {p.dtype for p in network.parameters()} - {torch.float32}
+    if dtypes:
+        return (
+            f"your function converted {name} to {dtypes.pop()}: .double(), .half() or .to(...) on a network converts"
+            " the given network itself, in place, so every later step meets it in another dtype than the batch's"
+            f" float32 tensors. {if_converted}"
+        )
+    flags = [p.requires_grad for p in network.parameters()]
+    if not all(flags):
+        return (
+            f"you froze {name} (requires_grad_(False): {flags.count(False)} of {len(flags)} parameters no longer"
+            f" require grad): {if_frozen}"
+        )
+    return None
 
 
 def dtype_problem(answer: torch.Tensor, name: str, expected: torch.dtype = torch.float32) -> str | None:

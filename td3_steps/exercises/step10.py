@@ -23,6 +23,7 @@ from . import (
     dtype_problem,
     explain_error,
     match_mistake,
+    network_left_problem,
     nonfinite_problem,
     report,
     run_safely,
@@ -104,7 +105,7 @@ def known_errors(obs: torch.Tensor, action: torch.Tensor) -> list[KnownError]:
         KnownError(
             "Tensors must have same number of dimensions",
             f"obs {tuple(obs.shape)} and action {tuple(action.shape)} are both (B, features) already: concatenate"
-            f" them as they are, without unsqueeze or view: {RIGHT}",
+            f" them as they are, without unsqueeze, squeeze or view: {RIGHT}",
         ),
         KnownError("shapes cannot be multiplied", feature_axis),
         KnownError(
@@ -125,24 +126,17 @@ def _left_alone_problem(
             " rest of the update reads again (step 13 scores batch.obs), so leave them as they are and build"
             f" new tensors, {RIGHT}"
         )
-    for i, net in enumerate(nets):
-        dtypes = {p.dtype for p in net.parameters()} - {torch.float32}
-        if dtypes:
-            return (
-                f"your function converted critic_nets[{i}] to {dtypes.pop()}: .double(), .half() or .to(...) on a"
-                " network converts the given network itself, in place, so every later step meets a critic of"
-                f" another dtype than the batch's float32 tensors. Score with the critics as they are, {RIGHT}"
-            )
-        frozen = [p for p in net.parameters() if not p.requires_grad]
-        if frozen:
-            total = len(list(net.parameters()))
-            return (
-                f"you froze critic_nets[{i}] (requires_grad_(False): {len(frozen)} of its {total} parameters no"
-                " longer require grad): step 12 trains the critics through these Q-values, so leave their"
-                " parameters trainable; only the actor update of step 13 holds the critics still, and only while"
-                " the actor learns"
-            )
-    return None
+    left = (
+        network_left_problem(
+            net,
+            f"critic_nets[{i}]",
+            if_converted=f"Score with the critics as they are, {RIGHT}",
+            if_frozen="step 12 trains the critics through these Q-values, so leave their parameters trainable; only"
+            " the actor update of step 13 holds the critics still, and only while the actor learns",
+        )
+        for i, net in enumerate(nets)
+    )
+    return next((problem for problem in left if problem), None)
 
 
 def _graph_problem(answer: tuple, nets: list[nn.Module]) -> str | None:

@@ -27,8 +27,8 @@ from td3_steps.exercises import (
     checker,
     close,
     match_mistake,
+    network_left_problem,
     report,
-    requires_grad_of,
     run_safely,
     snapshot,
 )
@@ -168,25 +168,15 @@ def sizes_note(batch: int, action_dim: int, first: tuple[int, int] = (32, 1)) ->
 
 
 def _critics_left_problem(critics) -> str | None:
-    """What a call did to the critics besides moving them: froze them (the next call's backward() would then raise
-    "does not require grad", as if the loss had been computed under torch.no_grad()), or converted them in place to
-    another dtype than the batch's float32; None when it left them trainable float32 networks."""
-    frozen = [name for name, trainable in requires_grad_of(critics).items() if not trainable]
-    if frozen:
-        return (
-            f"after your function returned, {len(frozen)} of the critics' parameters no longer require grad"
-            f" ({frozen[0]}, ...): it froze them (requires_grad_(False)), so the next critic update has no gradient to"
-            " follow. Step 12 trains the critics and freezes nothing; only the actor's step (step 13) holds them still,"
-            " and unfreezes them after it"
-        )
-    dtypes = {p.dtype for p in critics.parameters()} - {torch.float32}
-    if dtypes:
-        return (
-            f"your function converted the critics to {dtypes.pop()} (.double(), .half() or .to(...) on a network"
-            " converts the given network itself, in place): every later step meets critics of another dtype than"
-            " the batch's float32 tensors. Train them as they are"
-        )
-    return None
+    """What a call did to the critics besides moving them: converted them in place, or froze them (the next call's
+    backward() would then raise "does not require grad", as if the loss had been computed under torch.no_grad())."""
+    return network_left_problem(
+        critics,
+        "the critics",
+        if_converted="Train them as they are",
+        if_frozen="the next critic update has no gradient to follow. Step 12 trains the critics and freezes nothing;"
+        " only the actor's step (step 13) holds them still, and unfreezes them after it",
+    )
 
 
 def _value_problem(returned, call: int, losses: list[float], batch: int) -> str | None:

@@ -33,7 +33,7 @@ from .config import ConfigError, TD3Config, config_of
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import ActionScaleWarning, bounds_mismatch, env_action, stored_observation
-from .failures import kind_of, listing, warn
+from .failures import check_has_values, kind_of, listing, warn
 from .files import (
     as_path,
     check_parents,
@@ -294,7 +294,8 @@ def _read_directory(path: Path, map_location, memory: bool) -> tuple[dict, dict,
         where = f" (TD3.save adds no .zip: {saved}?)" if saved is not None and saved.is_dir() else ""
         raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote{where}.")
     if not path.is_dir():
-        raise CheckpointError(f"{path} is a file; a td3_steps checkpoint is the directory that TD3.save wrote.")
+        note = _stable_baselines3_note(path) if _is_zip(path) else ""
+        raise CheckpointError(f"{path} is a file{note}; a td3_steps checkpoint is the directory that TD3.save wrote.")
     try:
         return _read_files(path, map_location, memory)
     except (PermissionError, IsADirectoryError, NotADirectoryError) as error:
@@ -417,6 +418,8 @@ def load_tensors(file: Path, map_location) -> dict:
             why = "it is no torch file at all"
         elif not zipfile.is_zipfile(file):  # torch's words: "an internal miniz error ... high likelihood that ..."
             why = "it is cut short (a copy or a download that did not finish): its archive has no end"
+        elif not _is_torch_file(file):  # torch's words: "[enforce fail at inline_container.cc:180] ..."
+            why = f"it is a zip archive that torch.save did not write{_stable_baselines3_note(file)}"
         else:
             why = f"torch cannot read it ({type(error).__name__}: {' '.join(str(error).split())[:200]})"
         raise CheckpointError(f"{file} is damaged, or is not a file td3_steps wrote: {why}.") from error
@@ -426,6 +429,25 @@ def _is_zip(file: Path) -> bool:
     """Whether `file` begins as a zip archive does, as every file torch.save writes."""
     with open(file, "rb") as f:
         return f.read(4) == b"PK\x03\x04"
+
+
+STABLE_BASELINES3_FILES = {"data", "policy.pth"}  # what every model.save of Stable-Baselines3 puts in its zip
+
+
+def _stable_baselines3_note(file: Path) -> str:
+    """Where `file` is a Stable-Baselines3 model (the zip its model.save writes), a clause that says so and what reads
+    it; else ""."""
+    try:
+        with zipfile.ZipFile(file) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return ""
+    if not STABLE_BASELINES3_FILES <= names:
+        return ""
+    return (
+        " (a Stable-Baselines3 model, which its model.save writes: stable_baselines3.TD3.load reads it; td3_steps reads"
+        " the files TD3.save, save_policy and save_replay_memory write)"
+    )
 
 
 def _format_marks(file: Path) -> set[str]:
@@ -695,6 +717,9 @@ def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True)
             f"set_parameters: missing {missing}, unexpected {unexpected}; the names are {list(PARAMETERS)}"
             " (exact_match=False loads a subset of them)."
         )
+    for name, state in parameters.items():  # torch's NotImplementedError for these named no parameter
+        for key, value in state.items() if isinstance(state, dict) else ():
+            check_has_values("set_parameters", f"{name}[{key!r}]", value)
     for name in ("actor", "actor_target"):  # their bounds are buffers: another env's would act outside this one's
         state = parameters.get(name)
         low, high = (state.get(key) if isinstance(state, dict) else None for key in ("action_low", "action_high"))

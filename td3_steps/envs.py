@@ -28,7 +28,7 @@ from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
 from .counts import flag_value
-from .failures import warn
+from .failures import check_has_values, warn
 
 BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pybullet_envs_gymnasium)"
 
@@ -413,6 +413,7 @@ def cast_changes(space: spaces.Box) -> str:
     )
 
 
+REAL_KINDS = "biufO"  # numpy's kinds of bool, integer and float arrays (and objects, which a cast reads or refuses)
 NOT_FINITE = (
     "NaN or inf, on which the actor's action means nothing: check the environment or the code that produced it."
 )
@@ -423,13 +424,17 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
 
     A batch of Dict or Tuple observations is one observation whose every part has a leading batch axis (of one
     length), as a vectorized env returns it (Stable-Baselines3's evaluate_policy passes such batches). An empty
-    batch gives an empty batch. A torch tensor is read detached (one that requires grad has no numpy view).
+    batch gives an empty batch. A torch tensor is read detached (one that requires grad has no numpy view), a bfloat16
+    one as float32 (numpy has none).
 
     What cannot be stored as it is given is refused with a ValueError that names the part (check_values):
-    NaN, a category out of range, fractions for an integer Box (which a cast would change silently).
+    NaN, a category out of range, fractions for an integer Box (which a cast would change silently); for a Box, values
+    that are no real numbers (complex, strings) and a tensor on the meta device, which holds none.
     """
     if isinstance(obs, torch.Tensor):
+        check_has_values("predict", "the observation", obs)
         obs = obs.detach().cpu()
+        obs = obs.float() if obs.dtype == torch.bfloat16 else obs  # numpy has no bfloat16
     if not isinstance(space, spaces.Box):
         n = _batch_length(space, obs, space)
         check_values(space, obs)
@@ -444,7 +449,10 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
 
     def as_array(values, dtype):
         try:
-            return np.asarray(values, dtype=dtype)
+            given = np.asarray(values)
+            if given.dtype.kind not in REAL_KINDS:  # a cast would drop an imaginary part, or parse strings, silently
+                raise TypeError(f"{given.dtype} values are not real numbers")
+            return np.asarray(given, dtype=dtype)
         except (TypeError, ValueError) as error:
             raise ValueError(
                 f"Expected {expected} of numbers, got {type(obs).__name__} {obs!r:.80} ({error})."

@@ -90,6 +90,24 @@ def tensor_problem(where: str, name: str, value, takes: str) -> Exception | None
     )
 
 
+def meta_problem(where: str, name: str, value) -> Exception | None:
+    """A ValueError for a tensor on torch's "meta" device, which has a shape and a dtype but no values: reading it
+    raised torch's NotImplementedError ("Cannot copy out of meta tensor; no data!"), which names no argument."""
+    if not (isinstance(value, torch.Tensor) and value.is_meta):
+        return None
+    return ValueError(
+        f"{where}: {name} is a tensor on the 'meta' device, which holds a shape but no values: give a tensor of"
+        " values, on 'cpu' or 'cuda'."
+    )
+
+
+def check_has_values(where: str, name: str, value) -> None:
+    """Raise meta_problem's ValueError, if there is one (for arguments read once, where a check costs nothing)."""
+    problem = meta_problem(where, name, value)
+    if problem is not None:
+        raise problem
+
+
 def number_problem(where: str, name: str, value, takes: str) -> Exception | None:
     """A TypeError unless `value` is a finite number, a ValueError if it is a whole number too large for torch's
     64-bit integers (10**30, say, where a float was meant); `takes` says which number."""

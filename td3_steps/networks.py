@@ -21,7 +21,15 @@ from .config import ACTIVATIONS, NET_ARCH, TD3Config
 from .counts import check_flag, is_count, is_sizes
 from .devices import CPU, check_memory, in_bytes
 from .envs import check_bounds
-from .failures import device_problem, explain_failures, first_problem, module_problem, tensor_problem, warn
+from .failures import (
+    check_has_values,
+    device_problem,
+    explain_failures,
+    first_problem,
+    module_problem,
+    tensor_problem,
+    warn,
+)
 from .features import FlattenExtractor, make_features_extractor
 
 SMALLER_LAYERS = "use smaller layers (TD3Config.net_arch)"
@@ -146,10 +154,8 @@ class Actor(nn.Module):
     ):
         super().__init__()
         check_network_arguments("Actor", net_arch, activation, layer_norm, mixed_precision, obs_dim=obs_dim)
-        # copies: as_tensor alone would share memory with the env's action_space.low and .high, which a
-        # load_state_dict into these buffers would then overwrite
-        low = torch.as_tensor(action_low, dtype=torch.float32).detach().reshape(-1).clone()
-        high = torch.as_tensor(action_high, dtype=torch.float32).detach().reshape(-1).clone()
+        check_custom_layers("Actor", net)
+        low, high = _bound("action_low", action_low), _bound("action_high", action_high)
         check_bounds(low.cpu().numpy(), high.cpu().numpy())
         self.register_buffer("action_low", low)
         self.register_buffer("action_high", high)
@@ -192,6 +198,7 @@ class Critic(nn.Module):
         check_network_arguments(
             "Critic", net_arch, activation, layer_norm, mixed_precision, obs_dim=obs_dim, action_dim=action_dim
         )
+        check_custom_layers("Critic", net)
         self.net = net if net is not None else MLP(
             obs_dim + action_dim, net_arch, 1, mixed_precision, activation, layer_norm, owner="A critic",
             takes=f"per row, the observation ({obs_dim} values) and the action ({action_dim}) side by side",
@@ -299,9 +306,41 @@ def check_network_arguments(network: str, net_arch, activation: str, layer_norm,
         )
 
 
+def check_custom_layers(network: str, net) -> None:
+    """A TypeError unless `net`, the layers given to an Actor or a Critic in place of the MLP, is None or an nn.Module:
+    anything else was kept, and failed only at the first forward ("'int' object is not callable")."""
+    if net is not None and not isinstance(net, nn.Module):
+        raise TypeError(
+            f"{network}: net must be a torch.nn.Module (the layers used in place of the MLP), or None for the MLP of"
+            f" net_arch; got {net!r:.80}."
+        )
+
+
+def _bound(name: str, value) -> torch.Tensor:
+    """An Actor's action bound as it keeps it: a flat float32 copy (as_tensor alone would share memory with the env's
+    action_space.low or .high, which a load_state_dict into the buffer would then overwrite), or a TypeError that
+    names it where it is no number or array of real numbers (torch's own said "new(): invalid data type 'str'")."""
+    check_has_values("Actor", name, value)
+    try:
+        bound = torch.as_tensor(value)
+        if bound.is_complex():
+            raise TypeError("complex")
+        return bound.detach().to(torch.float32).reshape(-1).clone()
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(
+            f"Actor: {name} must be a real number or an array of them, one per action dimension, such as"
+            f" env.action_space.{name.removeprefix('action_')}; got {value!r:.80}."
+        ) from None
+
+
 def _features(features: nn.Module | None, obs_dim: int) -> nn.Module:
     if features is None:
         return FlattenExtractor((obs_dim,))
+    if not (isinstance(features, nn.Module) and is_count(getattr(features, "features_dim", None), 1)):
+        raise TypeError(
+            "features must be a features extractor, a torch.nn.Module whose features_dim says the size of what it"
+            f" returns (td3_steps.FlattenExtractor or NatureCNN); got {features!r:.80}."
+        )
     if features.features_dim != obs_dim:
         raise ValueError(
             f"obs_dim = {obs_dim} must be the features extractor's features_dim ({features.features_dim})."

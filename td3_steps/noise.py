@@ -87,7 +87,7 @@ class OrnsteinUhlenbeckNoise:
 
     def load_state_dict(self, state: dict) -> None:
         x = state.get("x") if isinstance(state, dict) else None
-        if not (isinstance(x, torch.Tensor) and x.shape == self.x.shape and x.dtype == self.x.dtype):
+        if not (isinstance(x, torch.Tensor) and x.shape == self.x.shape and x.dtype == self.x.dtype and not x.is_meta):
             raise ValueError(
                 f"OrnsteinUhlenbeckNoise.load_state_dict takes a state_dict of this noise, {{'x': a {self.x.dtype}"
                 f" tensor of shape {tuple(self.x.shape)}}}, as state_dict() gives it; got {state!r:.80}."

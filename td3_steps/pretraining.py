@@ -18,6 +18,7 @@ from .config import LEARNING_RATE, MAX_LEARNING_RATE
 from .counts import is_count, is_number
 from .devices import adam
 from .envs import stored_observations
+from .failures import check_has_values
 from .networks import evaluating
 from .schedules import value_at
 from .seeding import PRETRAINING, derived_seed
@@ -44,12 +45,12 @@ def pretrain(
     extractor, which this trains too).
     """
     _check_options(epochs, batch_size, validation_fraction, learning_rate)
-    observations = _array(observations)
+    observations = _array(observations, "observations")
     if (len(observations) if isinstance(observations, (list, tuple)) else np.size(observations)) == 0:
         raise ValueError("pretrain: no pairs given: observations and actions must hold at least one each.")
     obs = torch.as_tensor(stored_observations(model.observation_space, observations), device=model.device)
     n = len(obs)
-    expert = _expert_actions(model, _array(actions), n)
+    expert = _expert_actions(model, _array(actions, "actions"), n)
     epochs, batch_size = int(epochs), min(int(batch_size), n)
     n_val = math.ceil(n * validation_fraction)
     if n - n_val < 1:
@@ -132,9 +133,14 @@ def _check_options(epochs, batch_size, validation_fraction, learning_rate) -> No
         )
 
 
-def _array(values):
-    """Observations or actions as numpy reads them: a tensor (one with gradient included) comes off its device."""
-    return values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else values
+def _array(values, name: str):
+    """Observations or actions as numpy reads them: a tensor (one with gradient included) comes off its device, a
+    bfloat16 one as float32 (numpy has none); one on the meta device, which holds no values, is refused."""
+    if not isinstance(values, torch.Tensor):
+        return values
+    check_has_values("pretrain", name, values)
+    values = values.detach().cpu()
+    return (values.float() if values.dtype == torch.bfloat16 else values).numpy()
 
 
 def _expert_actions(model, actions, n: int) -> torch.Tensor:

@@ -13,7 +13,7 @@ import torch
 
 from .counts import flag_value, is_count
 from .devices import check_memory, in_bytes, resolve_device
-from .failures import FLOAT32_MAX, explain_failures, generator_problem
+from .failures import FLOAT32_MAX, explain_failures, generator_problem, meta_problem
 
 SAMPLE_ARGUMENTS = (
     "batch_size must be a positive whole number, generator None or a torch.Generator on the memory's device"
@@ -121,6 +121,9 @@ class ReplayMemory:
         made = f"this memory was made with obs_dim={tuple(self.obs.shape[1:])}, action_dim={self.action.shape[1]}"
         for name, value, stored in (("obs", obs, self.obs), ("action", action, self.action),
                                     ("next_obs", next_obs, self.next_obs)):  # fmt: skip
+            problem = meta_problem("ReplayMemory.add", name, value)
+            if problem is not None:
+                return problem
             try:
                 array = np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value)
             except ValueError:  # a ragged list
@@ -128,7 +131,7 @@ class ReplayMemory:
             if array.shape != stored.shape[1:]:
                 return ValueError(f"ReplayMemory.add: {name} has shape {array.shape}, {made}.")
             if array.dtype.kind not in "biuf":
-                return ValueError(f"ReplayMemory.add: {name} holds {array.dtype} values, not numbers.")
+                return ValueError(f"ReplayMemory.add: {name} holds {array.dtype} values, not real numbers.")
         for name, value, kind, read in (("reward", reward, "one number", float),
                                         ("terminated", terminated, "True or False", flag_value),
                                         ("truncated", truncated, "True or False", flag_value)):  # fmt: skip
@@ -200,6 +203,8 @@ class ReplayMemory:
             saved, expected = state[name], (n, *this.shape[1:])
             if not isinstance(saved, torch.Tensor):
                 return f"{name} is a {type(saved).__name__}, not a tensor"
+            if saved.is_meta:  # checked here: a failed copy would leave the columns before it overwritten
+                return f"{name} is a tensor on the 'meta' device, which holds no values"
             if (tuple(saved.shape), saved.dtype) != (expected, this.dtype):
                 return f"{name} is {tuple(saved.shape)} {saved.dtype} saved, {expected} {this.dtype} here"
         return None
@@ -226,7 +231,15 @@ def _row(x, column: torch.Tensor) -> torch.Tensor:
     otherwise be broadcast silently into every value of the row."""
     # detached: an action that still carries its graph (no torch.no_grad() around the actor) would make the
     # memory part of that graph, and every later update would reach back into the actor
-    row = x.detach() if isinstance(x, torch.Tensor) else torch.as_tensor(np.asarray(x), dtype=column.dtype)
+    if isinstance(x, torch.Tensor):
+        if x.is_meta or x.is_complex():  # refused before add writes anything: the copy would fail, or drop a part
+            raise ValueError(f"a row of real numbers, not a {x.dtype} tensor on {x.device}")
+        row = x.detach()
+    else:
+        array = np.asarray(x)
+        if array.dtype.kind == "c":
+            raise ValueError(f"a row of real numbers, not {array.dtype} values")
+        row = torch.as_tensor(array, dtype=column.dtype)
     if row.shape != column.shape[1:]:
         raise ValueError(f"a row of shape {tuple(column.shape[1:])}, not {tuple(row.shape)}")
     return row

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import warnings
+import zipfile
 
 import gymnasium as gym
 import numpy as np
@@ -162,6 +163,27 @@ def test_a_stable_baselines3_zip_name_is_told_where_the_checkpoint_is(tmp_path, 
     (tmp_path / "empty").mkdir()
     with pytest.raises(CheckpointError, match=r"it has no meta.json\): give the directory that TD3.save wrote"):
         TD3.load(tmp_path / "empty")
+
+
+def test_a_stable_baselines3_model_file_is_named_not_called_damaged(tmp_path, small_config):
+    """A zip that torch did not write (Stable-Baselines3's model.save writes data and policy.pth in one) got torch's
+    "[enforce fail at inline_container.cc:180] . file in archive is not in a subdirectory: data", and TD3.load of it
+    said only that it is a file."""
+    model = TD3("Pendulum-v1", small_config, device="cpu")
+    with zipfile.ZipFile(tmp_path / "sb3_model.zip", "w") as archive:
+        for name in ("data", "policy.pth", "pytorch_variables.pth", "_stable_baselines3_version"):
+            archive.writestr(name, "{}")
+    with zipfile.ZipFile(tmp_path / "notes.zip", "w") as archive:
+        archive.writestr("notes.txt", "hi")
+    sb3 = r"\(a Stable-Baselines3 model, which its model.save writes: stable_baselines3.TD3.load reads it; td3_steps"
+    torch_did_not = "is not a file td3_steps wrote: it is a zip archive that torch.save did not write"
+    for load in (Policy.load, model.load_replay_memory):
+        with pytest.raises(CheckpointError, match=rf"{torch_did_not} {sb3}"):
+            load(tmp_path / "sb3_model.zip")
+        with pytest.raises(CheckpointError, match=rf"{torch_did_not}\.$"):
+            load(tmp_path / "notes.zip")
+    with pytest.raises(CheckpointError, match=rf"sb3_model.zip is a file {sb3}.*; a td3_steps checkpoint is the"):
+        TD3.load(tmp_path / "sb3_model.zip")
 
 
 def test_save_replaces_atomically(tmp_path, small_config):
@@ -810,6 +832,16 @@ def test_an_actor_file_and_a_replay_memory_file_are_not_saved_over_each_other_or
     model.save_policy(tmp_path / "actor.pt")  # a file of its own kind is replaced, as before
     model.save_replay_memory(tmp_path / "memory.pt")
     model.save(tmp_path / "ckpt")
+
+
+def test_set_parameters_refuses_meta_tensors_by_name_and_keeps_the_agent(small_config, params, same):
+    """torch's NotImplementedError ("Cannot copy out of meta tensor; no data!"), from the check of the bounds."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    before = params(model.actor)
+    actor = {key: value.to("meta") for key, value in model.get_parameters()["actor"].items()}
+    with pytest.raises(ValueError, match=r"set_parameters: actor\['action_low'\] is a tensor on the 'meta' device"):
+        model.set_parameters({"actor": actor}, exact_match=False)
+    assert same(params(model.actor), before)
 
 
 def test_set_parameters_refuses_weights_that_are_not_finite_and_keeps_the_agent(small_config, params, same):

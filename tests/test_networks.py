@@ -74,6 +74,30 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
 
 
 @pytest.mark.parametrize(
+    ("make", "error", "words"),
+    [
+        (lambda: Actor(3, "a", 1.0), TypeError, r"Actor: action_low must be a real number or an array of them, one per"
+         r" action dimension, such as env.action_space.low; got 'a'\."),
+        (lambda: Actor(3, -1.0, None), TypeError, r"Actor: action_high must be a real number .*; got None\."),
+        (lambda: Actor(3, np.array([-1 + 1j]), [1.0]), TypeError, r"action_low must be a real number"),
+        (lambda: Actor(3, torch.zeros(1, device="meta"), [1.0]), ValueError,
+         r"Actor: action_low is a tensor on the 'meta' device, which holds a shape but no values"),
+        (lambda: Actor(3, [-1.0], [1.0], net=3), TypeError, r"Actor: net must be a torch.nn.Module .*; got 3\."),
+        (lambda: Critic(3, 1, net="mlp"), TypeError, r"Critic: net must be a torch.nn.Module .*; got 'mlp'\."),
+        (lambda: Actor(3, [-1.0], [1.0], features=nn.Linear(3, 3)), TypeError,
+         r"features must be a features extractor, a torch.nn.Module whose features_dim .*; got Linear\("),
+        (lambda: Critics(3, 1, features=3), TypeError, r"features must be a features extractor.*; got 3\."),
+    ],
+)  # fmt: skip
+def test_networks_made_by_hand_refuse_bounds_and_modules_of_the_wrong_kind(make, error, words):
+    """torch's "new(): invalid data type 'str'" or "must be real number, not NoneType" for a bound, its
+    NotImplementedError for a meta tensor, a complex bound's imaginary part dropped; a net that is no module kept,
+    to fail at the first forward ("'int' object is not callable"); "'Linear' object has no attribute 'features_dim'"."""
+    with pytest.raises(error, match=words):
+        make()
+
+
+@pytest.mark.parametrize(
     ("call", "error", "words"),
     [
         (lambda a, c: a(torch.zeros(8, 5)), ValueError, r"The actor takes a torch.float32 tensor of shape \(B, 3\): one"

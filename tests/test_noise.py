@@ -81,7 +81,10 @@ def test_an_ornstein_uhlenbeck_theta_that_diverges_is_refused_by_the_config_and_
         OrnsteinUhlenbeckNoise(2, theta=300.0)
 
 
-@pytest.mark.parametrize("state", [{}, {"x": torch.zeros(5)}, {"x": torch.zeros(2, dtype=torch.float64)}, None])
+@pytest.mark.parametrize(
+    "state",
+    [{}, {"x": torch.zeros(5)}, {"x": torch.zeros(2, dtype=torch.float64)}, None, {"x": torch.zeros(2, device="meta")}],
+)
 def test_an_ornstein_uhlenbeck_state_of_another_process_is_refused_and_the_noise_kept(state):
     """A 5-value x was taken by a 2-dimensional process (the next call then failed on batches), and {} gave KeyError."""
     noise = OrnsteinUhlenbeckNoise(2)

@@ -306,6 +306,20 @@ def test_predict_an_empty_batch_and_a_tensor_that_requires_grad(small_config):
     assert np.array_equal(model.predict(torch.zeros(2, 3, requires_grad=True))[0], batch)
 
 
+def test_predict_refuses_observations_that_are_no_real_numbers_and_reads_a_bfloat16_tensor(small_config):
+    """A complex observation lost its imaginary part (numpy's ComplexWarning, and an action all the same), strings
+    were parsed as numbers, a meta tensor raised torch's NotImplementedError ("Cannot copy out of meta tensor") and a
+    bfloat16 one "Got unsupported ScalarType BFloat16", a torch dtype numpy lacks."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    for bad, dtype in ((np.array([1 + 5j, 0, 0]), "complex128"), (np.array(["1", "0", "0"]), "<U1")):
+        with pytest.raises(ValueError, match=rf"of numbers, got ndarray .*\({dtype} values are not real numbers\)"):
+            model.predict(bad)
+    with pytest.raises(ValueError, match="predict: the observation is a tensor on the 'meta' device, which holds a"):
+        model.predict(torch.zeros(3, device="meta"))
+    action, _ = model.predict(np.zeros(3))
+    assert np.array_equal(model.predict(torch.zeros(3, dtype=torch.bfloat16))[0], action)
+
+
 class ContainsOrFails(gym.Env):
     """An env that asserts action_space.contains(action) in step, as some do; `dtype` and bounds of one's choice."""
 

@@ -143,6 +143,22 @@ def test_pretrain_takes_tensors_and_a_batch_larger_than_the_data(small_config):
     assert np.isfinite(history[0]["train_loss"])
 
 
+def test_pretrain_names_meta_tensors_and_complex_observations_and_reads_bfloat16(small_config, params, same):
+    """A meta tensor raised torch's NotImplementedError ("Cannot copy out of meta tensor; no data!"), a bfloat16 one
+    "Got unsupported ScalarType BFloat16", and complex observations trained on their real parts, silently."""
+    obs, actions = expert_pairs(20)
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    before = params(model.actor)
+    for wrong_obs, wrong_actions, name in ((torch.zeros(20, 3, device="meta"), actions, "observations"),
+                                           (obs, torch.zeros(20, 1, device="meta"), "actions")):  # fmt: skip
+        with pytest.raises(ValueError, match=f"pretrain: {name} is a tensor on the 'meta' device, which holds a shape"):
+            model.pretrain(wrong_obs, wrong_actions)
+    with pytest.raises(ValueError, match=r"(?s)of numbers, got ndarray .*\(complex64 values are not real numbers\)"):
+        model.pretrain(obs + 1j, actions)
+    assert same(params(model.actor), before)
+    assert len(model.pretrain(torch.tensor(obs, dtype=torch.bfloat16), actions, epochs=1)) == 1
+
+
 def test_pretrain_takes_dict_observations_as_a_list_or_as_one_batch_and_names_a_bad_one(toy_env, small_config):
     """A batch of Dict observations, as predict takes it, gave "string indices must be integers"; a missing key a bare
     KeyError; a category out of range gymnasium's IndexError."""

@@ -75,7 +75,7 @@ def test_a_transition_that_does_not_fit_is_named_and_not_stored():
         "obs has shape (2,), this memory was made with obs_dim=(3,), action_dim=2": (obs[:2], action, 0.0, obs, False),
         "action has shape (3,)": (obs, obs, 0.0, obs, False),
         "next_obs is not an array of one shape": (obs, action, 0.0, [[1.0], [2.0, 3.0]], False),
-        "obs holds <U1 values, not numbers": (["a", "b", "c"], action, 0.0, obs, False),
+        "obs holds <U1 values, not real numbers": (["a", "b", "c"], action, 0.0, obs, False),
         "reward must be one number, got 'x'": (obs, action, "x", obs, False),
         "terminated must be True or False, got None": (obs, action, 0.0, obs, None),
     }
@@ -153,6 +153,9 @@ def test_an_action_that_carries_its_graph_is_stored_without_it():
         ({"reward": 1e40}, "beyond what float32 holds"),
         ({"reward": 10**400}, "reward must be one number"),
         ({"action": [0.7, 0.7]}, r"action has shape \(2,\)"),
+        ({"obs": torch.zeros(3, device="meta")}, "ReplayMemory.add: obs is a tensor on the 'meta' device"),
+        ({"next_obs": torch.full((3,), 1 + 2j)}, "ReplayMemory.add: next_obs holds complex64 values, not real numbers"),
+        ({"action": np.array([0.5j])}, "ReplayMemory.add: action holds complex128 values, not real numbers"),
     ],
 )
 def test_a_refused_transition_leaves_every_stored_one_as_it_was(bad, message):
@@ -165,6 +168,20 @@ def test_a_refused_transition_leaves_every_stored_one_as_it_was(bad, message):
         memory.add(**{**transition, "terminated": False, **bad})
     assert all(torch.equal(before[name], t) for name, t in memory._tensors().items())
     assert (memory.position, memory.size) == (0, 2)
+
+
+def test_a_refused_saved_memory_leaves_the_memory_as_it_was():
+    """A meta tensor in the last column raised torch's NotImplementedError after the columns before it were
+    overwritten: obs held the saved memory's, truncated this one's, size and position this one's."""
+    memory = ReplayMemory(4, 3, 1)
+    memory.add(np.ones(3), [0.1], 1.0, np.ones(3), False)
+    before = {name: t.clone() for name, t in memory._tensors().items()}
+    saved = memory.state_dict()
+    saved["obs"] = saved["obs"] * 5
+    saved["truncated"] = torch.zeros_like(saved["truncated"], device="meta")
+    with pytest.raises(ValueError, match="does not fit this one: truncated is a tensor on the 'meta' device"):
+        memory.load_state_dict(saved)
+    assert all(torch.equal(before[name], t) for name, t in memory._tensors().items())
 
 
 def test_a_saved_memory_whose_position_is_not_its_size_is_refused_until_full():

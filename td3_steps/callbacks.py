@@ -142,6 +142,13 @@ def check_eval_episodes(n_episodes) -> None:
         raise ValueError(f"the evaluation's number of episodes must be a positive integer, got {n_episodes!r}.")
 
 
+def evaluation_row(model, n_episodes: int) -> dict:
+    """Evaluate `model` over `n_episodes` episodes (TD3.evaluate) and give the metrics row that logs it: step,
+    eval_return (the mean return) and eval_return_std. EvalCallback and the command line's final evaluation use it."""
+    mean, std = model.evaluate(n_episodes)
+    return {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
+
+
 class EvalCallback:
     """Every `eval_freq` steps, evaluate on `n_episodes` deterministic episodes and keep the best model.
 
@@ -176,10 +183,10 @@ class EvalCallback:
         """`model`: the TD3 agent, which calls this after every step (this module sits below td3_steps.agent)."""
         if model.num_steps % self.eval_freq != 0:
             return True
-        mean, std = model.evaluate(self.n_episodes)
-        row = {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
+        row = evaluation_row(model, self.n_episodes)
         self.evaluations.append(row)
         model.log_metrics(dict(row))  # a copy: a log may add columns to its row
+        mean = row["eval_return"]
         if mean >= self.best_mean_return:  # the latest of equals: metrics.best_evaluation_step's rule, train's
             self.best_mean_return, self.best_step = mean, model.num_steps
             if self.best_model_path is not None:

@@ -42,7 +42,7 @@ import torch
 
 from . import __version__
 from .agent import TD3
-from .callbacks import NoUpdateWarning
+from .callbacks import NoUpdateWarning, evaluation_row
 from .checkpoint import (
     CheckpointError,
     check_checkpoint_path,
@@ -269,9 +269,12 @@ def _parser() -> argparse.ArgumentParser:
         " my_module:MyEnv-v0, where my_module registers it",
     )  # fmt: skip
     train.add_argument(
-        "--steps", "--total-timesteps", type=at_least(0), help="total environment steps (default: the preset's)"
+        "--steps",
+        "--total-timesteps",
+        type=at_least(*RUN_RANGES["total_steps"]),
+        help="total environment steps (default: the preset's)",
     )
-    train.add_argument("--seed", type=at_least(0), help="random seed (default: 0)")
+    train.add_argument("--seed", type=at_least(*RUN_RANGES["seed"]), help="random seed (default: 0)")
     train.add_argument(
         "--out",
         type=_path,
@@ -291,13 +294,17 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     train.add_argument("--device", type=_device, default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
-        "--threads", type=at_least(1, MAX_THREADS),
+        "--threads", type=at_least(*RUN_RANGES["threads"]),
         help=f"CPU threads for torch, 1 to {MAX_THREADS} (default: one per core; --resume keeps the run's own)",
     )  # fmt: skip
-    train.add_argument("--eval-freq", type=at_least(1), help="steps between evaluations (default: the preset's)")
-    train.add_argument("--eval-episodes", type=at_least(1), help="episodes per evaluation (default: 10)")
     train.add_argument(
-        "--checkpoint-freq", type=at_least(1), metavar="N",
+        "--eval-freq", type=at_least(*RUN_RANGES["eval_freq"]), help="steps between evaluations (default: the preset's)"
+    )
+    train.add_argument(
+        "--eval-episodes", type=at_least(*RUN_RANGES["eval_episodes"]), help="episodes per evaluation (default: 10)"
+    )
+    train.add_argument(
+        "--checkpoint-freq", type=at_least(*RUN_RANGES["checkpoint_freq"]), metavar="N",
         help="steps between checkpoints (default: a checkpoint at each evaluation); the run's end, Ctrl-C and"
         " SIGTERM save one too",
     )  # fmt: skip
@@ -772,7 +779,8 @@ def _apply_resume_changes(run: dict, args: argparse.Namespace) -> list[str]:
     return changes
 
 
-# What --resume reads of run.json: each value's type, and the range of its numbers (None: not given, no maximum).
+# What --resume reads of run.json: each value's type, and the range of its numbers (None: not given, no maximum), which
+# train's flags take too.
 RUN_KEYS = {"preset": str, "env_id": str, "seed": int, "total_steps": int, "eval_freq": int, "eval_episodes": int,
             "config": dict}  # fmt: skip
 RUN_RANGES = {
@@ -910,9 +918,8 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
     try:  # no step boundary to stop at here: a stop signal ends the evaluation, or the last saves, at once
         with signals_handled(STOP_SIGNALS, _raise_stopped):
             if final_evaluation:
-                mean, std = model.evaluate(run["eval_episodes"])
+                row = evaluation_row(model, run["eval_episodes"])
                 doing = f"while writing {BEST_POLICY}, {POLICY} and {LEARNING_CURVE}"
-                row = {"step": model.num_steps, "eval_return": mean, "eval_return_std": std}
                 log(row)
                 model.log_metrics(row)  # after learn: to TensorBoard, as learn's own evaluations
                 keep_if_best(model)

@@ -71,10 +71,11 @@ class Policy:
         exploration_noise: sigma of the noise `predict(..., deterministic=False)` adds, relative
             to the half-range.
         noise: the acting noise (td3_steps.noise; default GaussianNoise), and `generator` the
-            generator it draws from (default: seeded with seed 0's acting stream). A TD3 agent
+            generator it draws from (default: seeded with the acting stream of `seed`). A TD3 agent
             passes its own, so that its exploration and this policy's noisy predictions are one path.
-        seed: the seed `evaluate` derives its episodes' seeds from by default: a TD3 agent's policy has the
-            agent's, so that the policy (and the file it saves) scores what the run's evaluations scored.
+        seed: the seed `evaluate` derives its episodes' seeds from by default, and the default generator's: a TD3
+            agent's policy has the agent's, so that the policy (and the file it saves) scores what the run's
+            evaluations scored.
         env_id: the id that makes the env again, which `save` writes (default: env's own id; a TD3 agent passes
             the id it was made from, which keeps a module prefix such as 'my_module:MyEnv-v0').
     """
@@ -116,13 +117,13 @@ class Policy:
                 f" {noise!r:.80} (a kind is chosen by name in TD3Config(noise_type=...))."
             )
         self.noise = noise if noise is not None else GaussianNoise()
+        self.seed = check_seed(seed)
         if generator is None:
-            generator = torch.Generator(self.device).manual_seed(derived_seed(0, ACTING))
+            generator = torch.Generator(self.device).manual_seed(derived_seed(self.seed, ACTING))
         problem = generator_problem("Policy", generator, self.device, "the actor acts")
         if problem is not None:
             raise problem
         self.generator = generator
-        self.seed = check_seed(seed)
         self._eval_env: gym.Env | None = None
         self._acts_in_eval_mode = acts_otherwise_in_training(actor)  # a custom actor_net with dropout, say
 

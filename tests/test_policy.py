@@ -378,9 +378,11 @@ def test_an_actor_of_other_bounds_or_no_env_id_is_refused_when_the_policy_is_mad
         Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1", env_id=3)
 
 
-def test_a_policys_default_generator_is_seed_0s_acting_stream():
-    policy = Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1")
-    expected = torch.Generator().manual_seed(derived_seed(0, ACTING))
+@pytest.mark.parametrize("seed", [0, 7])
+def test_a_policys_default_generator_is_its_seeds_acting_stream(seed):
+    """One seed: policies loaded from two seeds' files do not explore with the same noise."""
+    policy = Policy(Actor(3, [-2.0], [2.0], net_arch=(8,)), "Pendulum-v1", seed=seed)
+    expected = torch.Generator().manual_seed(derived_seed(seed, ACTING))
     assert torch.equal(policy.generator.get_state(), expected.get_state())
 
 

@@ -12,20 +12,22 @@ from .checkpoint import containing_checkpoint
 from .counts import is_count, is_number
 from .envs import make_env
 from .files import check_file_path, check_writable, make_parents, write_atomically
+from .seeding import check_seed
 
 
-def record_episode(model, env, max_steps: int = 400) -> tuple[list[np.ndarray], float]:
-    """Frames of one deterministic episode of `model` in `env`, reset with seed 0, and its return; `env` is an env
-    id, or an env made with render_mode='rgb_array' (make_env(env_id, render_mode="rgb_array")). An env made from an
-    id is closed at the end; an env given stays open, to record again or close."""
+def record_episode(model, env, max_steps: int = 400, seed: int = 0) -> tuple[list[np.ndarray], float]:
+    """Frames of one deterministic episode of `model` in `env`, and its return; `env` is an env id, or an env made
+    with render_mode='rgb_array' (make_env(env_id, render_mode="rgb_array")). An env made from an id is closed at
+    the end; an env given stays open, to record again or close."""
     if not callable(getattr(model, "predict", None)):
         raise TypeError(f"record_episode records a model with predict(obs), a TD3 or a Policy; got {model!r:.80}.")
     if not is_count(max_steps, 1):
         raise ValueError(f"record_episode: max_steps must be a whole number >= 1, got {max_steps!r}.")
+    seed = check_seed(seed)
     if isinstance(env, str):
         env = rendering_env(env)
         try:
-            return record_episode(model, env, max_steps)
+            return record_episode(model, env, max_steps, seed)
         finally:
             env.close()
     if getattr(env, "render_mode", None) != "rgb_array":
@@ -33,7 +35,7 @@ def record_episode(model, env, max_steps: int = 400) -> tuple[list[np.ndarray], 
             "record_episode needs an env that renders frames: pass its id, or make it with"
             f" make_env(env_id, render_mode='rgb_array'); got {env!r:.80}."
         )
-    obs, _ = env.reset(seed=0)
+    obs, _ = env.reset(seed=seed)
     frames, total = [env.render()], 0.0
     for _ in range(max_steps):
         action, _ = model.predict(obs)

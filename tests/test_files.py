@@ -232,6 +232,10 @@ def test_record_episode_takes_an_env_id_or_a_rendering_env_and_says_so(small_con
     again, same_total = record_episode(model, env, max_steps=3)
     assert len(frames) == 4 and frames[0].shape[2] == 3 and total == same_total
     assert all(np.array_equal(a, b) for a, b in zip(frames, again))
+    other, _ = record_episode(model, "Pendulum-v1", max_steps=1, seed=5)  # notebook 15 records its worst episode's
+    assert not np.array_equal(other[0], frames[0])
+    with pytest.raises(ValueError, match="seed"):
+        record_episode(model, "Pendulum-v1", seed=-1)
     closed = []
     env.close = lambda: closed.append(env)  # a Bullet env, once closed, has no physics server to record with
     record_episode(model, env, max_steps=3)

@@ -273,6 +273,18 @@ def test_a_deck_shows_figures_and_tagged_experiments_without_their_code_and_no_w
     assert "remove_source" not in str(notebook)  # the notebook itself is left as it was
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_a_deck_shows_no_cell_that_names_a_cell_above_it_hides(path):
+    """Deck 13 showed "the training cell above did not finish ... run it again" under a training cell it left out
+    whole (its code tagged remove-input, its output progress bars): the class read a guard about nothing on screen."""
+    cells = [c for c in deck_notebook(nbformat.read(path, as_version=4)).cells
+             if c.cell_type == "code" and c.metadata.get("slideshow", {}).get("slide_type") != "skip"]  # fmt: skip
+    hidden = lambda cell: cell.metadata.get("transient", {}).get("remove_source", False)  # noqa: E731
+    for above, cell in zip(cells, cells[1:]):
+        if "cell above" in cell.source and not hidden(cell):
+            assert not hidden(above) or above.outputs, f"{path.name}: {cell.source[:60]!r} names a cell the deck hides"
+
+
 def test_a_deck_links_to_decks_and_gives_a_solution_its_own_sub_slide():
     """A deck's "Next" link opened 02_actor.ipynb, which decks/ does not hold; the link to the course page, README.md,
     too. A solution was a fragment at the foot of the exercise's slide: opened, it ran off the bottom."""

@@ -15,7 +15,8 @@ goes (slide, subslide, fragment, `-` to continue, skip, notes). The install cell
 whatever its metadata says; a cell whose output is a figure, or that is tagged `remove-input` (a
 long experiment whose printed result is the point), shows its output without its code (which stays in
 the notebook); progress bars and sliders are left out (nothing runs in a deck); code is set for a 1280x720 projector (no In/Out prompts, so an
-88-character line fits), and pictures are drawn 440 px high. A solution starts a sub-slide of its own; links to
+88-character line fits; printed lines up to a quarter wider than their box, the package's source, are set smaller
+to fit whole), and pictures are drawn 440 px high. A solution starts a sub-slide of its own; links to
 other notebooks go to their decks.
 """
 
@@ -83,10 +84,29 @@ aside.notes { display: none; }
 {%- block footer_js -%}
 {{ super() }}
 <script>
-// A solution opened (or closed) changes its slide's height: reveal.js lays the slide out again, or it would run off.
-document.addEventListener("toggle", function () {
-  require(["{{ reveal_url_prefix }}/dist/reveal.js"], function (Reveal) { Reveal.layout(); });
-}, true);
+// Printed output a little wider than its box (the package's source, written to 120 columns, in a box of 106) is set
+// a little smaller, down to 80% of its size, so that a line of code does not break mid-statement; longer
+// lines (an error's sentence) wrap between words as before. Measured as a slide is shown (or a solution opened):
+// a slide out of sight, or a closed solution, has no width to measure.
+function fitPrinted(slide) {
+  slide.querySelectorAll("div.jp-OutputArea-output > pre:not([data-fitted])").forEach(function (pre) {
+    var style = getComputedStyle(pre), padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+    pre.style.whiteSpace = "pre";
+    var scale = (pre.clientWidth - padding) / (pre.scrollWidth - padding);
+    pre.style.whiteSpace = "";
+    if (!(pre.scrollWidth > padding)) return;  // not laid out: measured when it is
+    pre.dataset.fitted = "";
+    if (scale < 1 && scale >= 0.8) pre.style.fontSize = (0.99 * scale * parseFloat(style.fontSize)) + "px";
+  });
+}
+if (typeof require !== "undefined") require(["{{ reveal_url_prefix }}/dist/reveal.js"], function (Reveal) {
+  var fit = function () { fitPrinted(Reveal.getCurrentSlide()); Reveal.layout(); };
+  if (Reveal.isReady()) fit();
+  Reveal.on("ready", fit);
+  Reveal.on("slidechanged", fit);
+  // A solution opened (or closed) changes its slide's height: reveal.js lays the slide out again, or it would run off.
+  document.addEventListener("toggle", fit, true);
+}, function () {});  // no reveal.js: the page says so (below)
 // nbconvert's decks typeset a slide's equations again as it is shown, by calling MathJax.Hub.Rerender outside
 // MathJax's queue: a slide reached while MathJax is still busy (the first typeset, a quick jump) would show each
 // equation twice. Queue it, and lay the slide out again once it is done, as its height may have changed.

@@ -237,6 +237,34 @@ def test_printed_output_is_as_wide_as_the_code_and_a_checkers_reply_fits_its_lin
     assert abs(code - output) <= 2 and lines > 5 and rendered == lines
 
 
+def test_printed_source_a_little_wider_than_its_box_is_set_smaller_and_a_long_sentence_still_wraps(decks, browser):
+    """The package's source, written to 120 columns, broke mid-statement in a box of 106 (deck 09's bellman_target:
+    `-> torch.Tensor:` alone at the left edge; 01, 04 and 10 too): such output is set smaller, to fit whole. An
+    error's sentence, far longer than the box, keeps its size and wraps between words."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.goto(f"{decks['09_bellman_target'].as_uri()}?transition=none")
+    page.wait_for_selector(".reveal.ready", timeout=30_000)
+    measure = """(pattern) => {
+      const Reveal = require('lib/reveal.js/dist/reveal.js');
+      const has = s => [...s.querySelectorAll('.jp-OutputArea-output > pre')].find(p => p.textContent.includes(pattern));
+      const i = Reveal.getIndices(Reveal.getSlides().find(has));
+      Reveal.slide(i.h, i.v);
+      const pre = has(Reveal.getCurrentSlide()), style = getComputedStyle(pre);
+      const rendered = (pre.clientHeight - parseFloat(style.paddingTop) * 2) / parseFloat(style.lineHeight);
+      return [parseFloat(style.fontSize), pre.textContent.replace(/\\n$/, '').split('\\n').length, Math.round(rendered)];
+    }"""
+    source = page.evaluate(measure, "def bellman_target(")
+    sentence = page.evaluate(measure, "ValueError: reward has shape")
+    normal = page.evaluate(
+        "parseFloat(getComputedStyle(document.querySelector('.jp-OutputArea-output > pre')).fontSize)"
+    )
+    page.close()
+    size, lines, rendered = source
+    assert 0.8 * normal <= size < normal and rendered == lines, (source, normal)
+    size, lines, rendered = sentence
+    assert size == normal and rendered > lines, (sentence, normal)
+
+
 def test_a_deck_copied_without_its_lib_hides_the_notes_and_says_what_is_missing(decks, browser, tmp_path):
     """A deck copied alone showed one long page with the presenter notes in it, and nothing said why."""
     alone = tmp_path / decks["08_clipped_double_q"].name

@@ -4,8 +4,19 @@ import copy
 
 import torch
 
-from td3_steps import polyak_update, target_action
-from td3_steps.exercises.step05 import check_target_action
+from td3_steps import (
+    Critics,
+    bellman_target,
+    clipped_double_q,
+    critic_loss,
+    current_q_values,
+    make_target,
+    polyak_update,
+    smooth_target_action,
+    target_action,
+    target_q_values,
+)
+from td3_steps.exercises.step05 import HIGH, LOW, check_target_action, target_case
 
 
 def right(batch, actor, actor_target):
@@ -65,6 +76,26 @@ def under_inference_mode(batch, actor, actor_target):
         return actor_target(batch.next_obs)
 
 
+def test_an_a_prime_made_under_inference_mode_is_right(capsys):
+    """a' carries no gradient, as asked, and what the course does with it next makes ordinary tensors: the critic
+    loss of step 11 on the y built from it backpropagates (only a y made under inference_mode would fail there)."""
+    assert check_target_action(under_inference_mode)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct!") and "Not so for y in step 9" in out
+    batch, actor, actor_target = target_case(0, 32, 4)
+    critics = Critics(4, 2, net_arch=(16, 16))
+    critic_targets = make_target(critics)
+    low, high = torch.tensor(LOW), torch.tensor(HIGH)
+    a_prime = under_inference_mode(batch, actor, actor_target)
+    with torch.no_grad():
+        a_tilde = smooth_target_action(a_prime, low, high, generator=torch.Generator().manual_seed(0))
+        next_q = clipped_double_q(target_q_values(critic_targets, batch.next_obs, a_tilde))
+    y = bellman_target(batch.reward, batch.terminated, next_q, 0.99)
+    critic_loss(current_q_values(critics, batch.obs, batch.action), y).backward()
+    assert a_prime.is_inference() and not y.is_inference()
+    assert all(p.grad is not None for p in critics.parameters())
+
+
 def off_by_a_constant(batch, actor, actor_target):
     return right(batch, actor, actor_target) + 0.01
 
@@ -106,7 +137,6 @@ WRONG = {
     normalises_next_obs_in_place: "changed batch.next_obs in place",
     unfreezes_the_target: "unfroze the actor target",
     through_a_trainable_copy: "a' carries a gradient",
-    under_inference_mode: "a' was made under torch.inference_mode(): autograd cannot save such a tensor",
     hard_copy: "changed the actor target's weights",
     polyak_inside: "changed the actor target's weights",
     lambda batch, actor, actor_target: right(batch, actor, actor_target)[:, 0]: "has shape (32,)",

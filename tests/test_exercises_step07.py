@@ -4,8 +4,15 @@ import copy
 
 import torch
 
-from td3_steps import clipped_double_q, polyak_update, target_q_values
-from td3_steps.exercises.step07 import check_target_q_values
+from td3_steps import (
+    bellman_target,
+    clipped_double_q,
+    critic_loss,
+    current_q_values,
+    polyak_update,
+    target_q_values,
+)
+from td3_steps.exercises.step07 import check_target_q_values, target_case
 
 
 def right(batch, a, critics, targets):
@@ -23,6 +30,20 @@ def test_accepts_every_target_critic_on_next_states(capsys):
 def under_inference_mode(batch, a, critics, targets):
     with torch.inference_mode():
         return targets(batch.next_obs, a)
+
+
+def test_q_values_made_under_inference_mode_are_right(capsys):
+    """They carry no gradient, as asked, and step 8's minimum makes an ordinary tensor from them: the critic loss of
+    step 11 on the y built from it backpropagates (only a y made under inference_mode would fail there)."""
+    assert check_target_q_values(under_inference_mode)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct!") and "Not so for y in step 9" in out
+    batch, a, critics, targets = target_case(2, 0)
+    q_values = under_inference_mode(batch, a, critics, targets)
+    y = bellman_target(batch.reward, batch.terminated, clipped_double_q(q_values), 0.99)
+    critic_loss(current_q_values(critics, batch.obs, batch.action), y).backward()
+    assert all(q.is_inference() for q in q_values) and not y.is_inference()
+    assert all(p.grad is not None for p in critics.parameters())
 
 
 def two_only(batch, a, critics, targets):
@@ -100,7 +121,6 @@ def placeholder(batch, a, critics, targets):
 
 
 WRONG = {
-    under_inference_mode: "Q_t1 was made under torch.inference_mode(): autograd cannot save such a tensor",
     lambda batch, a, critics, targets: critics(batch.next_obs, a): "you used the online critics",
     lambda batch, a, critics, targets: targets(batch.obs, a): "you scored s (batch.obs)",
     lambda batch, a, critics, targets: targets(batch.next_obs, batch.action): "the stored action a",

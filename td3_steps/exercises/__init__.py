@@ -17,6 +17,8 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
 - `close(answer, expected, tol)`: equal within a tolerance, shapes included (`has_values`: a tensor to compare); `dtype_problem(answer, name)`: float32;
   `tensors_problem(answer, each, right)`: a flat tuple of tensors, one per critic; `nonfinite_problem(answer,
   name, given)`: NaN or infinity made from finite inputs, said before any comparison blames something else;
+  `inference_problem(answer, name)` and `inference_note(answer, said)`: a y made under torch.inference_mode() (step 9),
+  which the critic loss cannot save for backward, and an a' or Q-values made so (steps 5 and 7), which are right;
   `network_left_problem(network, name, ...)`: a given network converted to another dtype or frozen.
 - `marked_random_state()`: put torch's global random state where no seed leaves it, to see a seed set inside.
 - `Mistake(wrong, message)` and `match_mistake(answer, mistakes, tol)`: name a known wrong answer;
@@ -270,6 +272,19 @@ def inference_problem(answer: Any, name: str) -> str | None:
         f"{name} was made under torch.inference_mode(): autograd cannot save such a tensor, so the critic loss of"
         ' step 11 on it fails in backward() ("Inference tensors cannot be saved for backward"). Compute it under'
         " torch.no_grad() instead"
+    )
+
+
+def inference_note(answer: Any, said: str) -> str:
+    """The note added to a right answer made under torch.inference_mode() where it may be (a' of step 5, the Q-values
+    of step 7): `said`, why it works there (the next step's arithmetic makes ordinary tensors from it), then why the y
+    of step 9 may not be one (`inference_problem`); "" for an answer that holds no such tensor."""
+    tensors = answer if isinstance(answer, (tuple, list)) else (answer,)
+    if not any(isinstance(t, torch.Tensor) and t.is_inference() for t in tensors):
+        return ""
+    return (
+        f" {said} Not so for y in step 9: the critic loss of step 11 saves y for backward(), which a tensor made under"
+        " inference_mode cannot be; torch.no_grad() works at every step."
     )
 
 

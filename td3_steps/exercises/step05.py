@@ -23,7 +23,7 @@ from . import (
     checker,
     close,
     dtype_problem,
-    inference_problem,
+    inference_note,
     kind_of,
     match_mistake,
     nonfinite_problem,
@@ -51,6 +51,11 @@ SQUEEZE = (
 )
 STORED_SHARE = 0.45  # the stored actions fill the lower 45% of each dimension's [low, high]; much of a' lies above
 SPREAD = 1.5  # the std of the target actor's raw outputs f(s') on the case: tanh(f) then reaches near -1 and 1
+# a' made under torch.inference_mode() is right: step 6 makes ordinary tensors from it (the y of step 9 may not be one)
+INFERENCE = (
+    "Your a' was made under torch.inference_mode(), which works here: it goes on only into step 6's arithmetic"
+    " (a' + eps, then a clip), which makes ordinary tensors from it."
+)
 CASES = ((0, 32, 4), (1, 300, 5), (2, 1, 4))  # (seed, batch size, state size): other sizes, then a batch of one
 
 
@@ -188,9 +193,9 @@ def _sizes_note(n: int, obs_dim: int) -> str:
     )
 
 
-def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
+def _case_problems(fn, case: tuple[int, int, int], notes: list[str]) -> list[str]:
     """What is wrong with `fn` on the case (seed, batch size, state size), one problem per line; none when a' is
-    right."""
+    right (what to add to the verdict then goes into `notes`)."""
     _, n, obs_dim = case
     batch, actor, actor_target = target_case(*case)
     target_before, actor_before = snapshot(actor_target), snapshot(actor)
@@ -255,16 +260,19 @@ def _case_problems(fn, case: tuple[int, int, int]) -> list[str]:
             "a' carries a gradient: compute it under torch.no_grad() (or .detach() it), since the target y"
             " built from it is a fixed label, which no gradient goes through"
         ]
-    inference = inference_problem(answer, "a'")
-    return [inference] if inference else []
+    notes.append(inference_note(answer, INFERENCE))
+    return []
 
 
 @checker
 def check_target_action(fn) -> bool:
     """Check `fn(batch, actor, actor_target) -> a'` on each case of CASES: the actor target, on s', shaped
     (N, action_dim)."""
+    notes: list[str] = []
     for case in CASES:
-        problems = _case_problems(fn, case)
+        problems = _case_problems(fn, case, notes)
         if problems:
             return report(problems, "")
-    return report([], "a' = pi_phi'(s'): the actor target, on the next states, without touching any weights.")
+    return report(
+        [], "a' = pi_phi'(s'): the actor target, on the next states, without touching any weights." + notes[0]
+    )

@@ -137,18 +137,33 @@ window.addEventListener("load", function () {
 """
 
 
+NO_NPM = (
+    "build_decks needs npm once, to fetch reveal.js and MathJax for offline decks: install Node.js (e.g. apt-get"
+    " install npm), or build with --online to load them from the web"
+)
+
+
+def missing_libraries(lib: Path) -> dict[str, tuple[str, list[str]]]:
+    """The LIBRARIES that `lib` lacks, or holds in another version."""
+    return {name: spec for name, spec in LIBRARIES.items() if not (lib / name / ".version").is_file()
+            or (lib / name / ".version").read_text() != spec[0]}  # fmt: skip
+
+
+def check_npm(lib: Path) -> None:
+    """A ValueError that says what to do where `lib` lacks a library and npm, which fetches it, is not installed:
+    checked before --out is made."""
+    if missing_libraries(lib) and shutil.which("npm") is None:
+        raise ValueError(NO_NPM)
+
+
 def fetch_libraries(lib: Path) -> None:
     """Put the files of LIBRARIES into `lib`/<name>/, from the npm registry, unless they are there."""
-    missing = {name: spec for name, spec in LIBRARIES.items() if not (lib / name / ".version").exists()
-               or (lib / name / ".version").read_text() != spec[0]}  # fmt: skip
+    missing = missing_libraries(lib)
     if not missing:
         return
     npm = shutil.which("npm")
     if npm is None:
-        raise SystemExit(
-            "build_decks needs npm once, to fetch reveal.js and MathJax for offline decks: install "
-            "Node.js (e.g. apt-get install npm), or build with --online to load them from the web"
-        )
+        raise SystemExit(f"error: {NO_NPM}")
     with tempfile.TemporaryDirectory() as tmp:
         packages = [f"{name}@{version}" for name, (version, _) in missing.items()]
         try:
@@ -283,9 +298,11 @@ def check_out(out: Path, notebooks: list[Path] = ()) -> None:
 
 def build(paths: list[Path], out: Path = DEFAULT_OUT, online: bool = False) -> list[Path]:
     """Write out/<name>.slides.html for each notebook (and out/lib/ unless `online`); return the decks.
-    Every notebook is read and `out` checked before anything is made or fetched."""
+    Every notebook is read, `out` checked and npm found (where lib/ needs it) before anything is made or fetched."""
     notebooks = read_notebooks(paths)
     check_out(out, paths)
+    if not online:
+        check_npm(out / "lib")
     return write_decks(notebooks, out, online)
 
 
@@ -318,6 +335,8 @@ def main(argv: list[str] | None = None) -> None:
     try:  # before anything is made or fetched
         notebooks = read_notebooks(paths)
         check_out(out, paths)
+        if not args.online:
+            check_npm(out / "lib")
     except (ValueError, OSError) as error:
         parser.error(str(error))
     for deck in write_decks(notebooks, out, args.online):

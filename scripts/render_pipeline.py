@@ -54,6 +54,13 @@ def render(folder: Path = PIPELINE_PNGS) -> None:
     print(f"wrote {len(manifest)} pictures and manifest.json to {folder}")
 
 
-if __name__ == "__main__":
-    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args(argv)
+    if not Path(CHROMIUM).is_file():  # before the folder is made
+        parser.error(f"render_pipeline draws with Chromium at {CHROMIUM}, which is missing: apt-get install chromium")
     render()
+
+
+if __name__ == "__main__":
+    main()

@@ -92,10 +92,27 @@ def _protocol(protocols: list[dict]) -> str:
     return f"{cell}, {sum(falls)} {'fall' if sum(falls) == 1 else 'falls'} in {episodes}"
 
 
+def _read_protocol(run_dir: Path) -> dict:
+    """run_dir/protocol.json, or a ValueError that says to run the protocol again where it is not evaluate_agents'
+    (it lacks a figure the table reads, or holds no returns)."""
+    path = run_dir / "protocol.json"
+    protocol = read_json(path)
+    missing = [key for key in ("episodes", "returns", "falls") if key not in protocol]
+    if missing or not isinstance(protocol["returns"], list) or not protocol["returns"]:
+        what = f"lacks {', '.join(missing)}" if missing else "holds no returns"
+        raise ValueError(f"{path} {what}: run `python -m scripts.evaluate_agents {run_dir}` again")
+    return protocol
+
+
 def _command(runs: list[dict]) -> str:
     """The train command that gives these runs: the preset, the seed, and each setting run.json records apart from
     the preset's (another env, hyperparameters, more evaluation episodes, one thread: the thread count moves a run's
     last bits)."""
+    if runs[0]["preset"] not in PRESETS:
+        raise ValueError(
+            f"preset {runs[0]['preset']!r} is none of td3_steps's ({', '.join(PRESETS)}): give the preset the run was"
+            " trained with"
+        )
     run, preset = runs[0], PRESETS[runs[0]["preset"]]
     seed = "S" if len(runs) > 1 else str(run["seed"])
     flags = [f"--preset {run['preset']}", f"--seed {seed}"]
@@ -127,7 +144,7 @@ def table() -> str:
             raise ValueError(
                 f"{unmeasured[0]} has no protocol.json: run `python -m scripts.evaluate_agents {unmeasured[0]}` first"
             )
-        protocol = _protocol([read_json(d / "protocol.json") for d in run_dirs])
+        protocol = _protocol([_read_protocol(d) for d in run_dirs])
         steps = max(evaluations[0])
         seeds = ", ".join(str(run["seed"]) for run in runs)
         env_id, preset = runs[0]["env_id"], runs[0]["preset"]

@@ -87,11 +87,17 @@ def write_edition(out: Path, outputs: bool = True, notebooks: Path = ROOT / "not
 
 def check_out(out: Path, force: bool = False, notebooks: Path = ROOT / "notebooks") -> list[Path]:
     """A ValueError (or OSError) that says what to do unless the edition can be written into `out`: a folder, or a
-    path where one can be made, that takes new files, is not the course's own notebooks/, holds no link into them
+    path where one can be made, that takes new files, is not the course's own notebooks/ nor a folder inside it (its
+    copies would lie among the course's: pytest's nbval runs them, git takes them in), holds no link into them
     (a write goes through a link: --force rewrote the course's notebook without its solutions) and, unless `force`,
     holds nothing (a student's edited notebooks would be replaced). Returns the notebooks the edition replaces."""
     if out.resolve() == notebooks.resolve():
         raise ValueError("OUT must not be notebooks/: the edition would overwrite the course's own notebooks")
+    if notebooks.resolve() in out.resolve().parents:
+        raise ValueError(
+            f"OUT {out} lies inside the course's notebooks/, where the edition would sit among the course's own"
+            " notebooks (pytest runs every notebook there, and git takes them in): give a folder outside notebooks/"
+        )
     linked = [out / path.name for path in source_notebooks(notebooks) if _lands_in(out / path.name, notebooks)]
     if linked:
         raise ValueError(

@@ -99,7 +99,25 @@ def student_path(clone: Path, commit: str, work: Path) -> list[str]:
     return failures
 
 
-def main() -> None:
+def resolve_commit(clone: Path, commit: str) -> str:
+    """The full hash of `commit` in `clone`, or a ValueError that says what to give: `clone` must be the root of a
+    git clone (git clone and pip install take no other folder), `commit` a commit in it."""
+    try:
+        top = subprocess.run(["git", "-C", str(clone), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    except FileNotFoundError:
+        raise ValueError("the student path needs git: install it (e.g. apt-get install git)") from None
+    if top.returncode != 0:
+        raise ValueError(f"{clone} is no git clone: give the folder of a clone of the course (default: this one)")
+    if Path(top.stdout.strip()).resolve() != clone.resolve():
+        raise ValueError(f"{clone} lies inside the clone {top.stdout.strip()}: give the clone's own folder")
+    found = subprocess.run(["git", "-C", str(clone), "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"],
+                           capture_output=True, text=True)  # fmt: skip
+    if found.returncode != 0 or commit.startswith("-"):
+        raise ValueError(f"{commit!r} names no commit in {clone}: give HEAD, a branch, a tag or a commit's hash")
+    return found.stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "clone", nargs="?", type=Path, default=ROOT, help="a git clone of the course (default: this one)"
@@ -107,11 +125,18 @@ def main() -> None:
     parser.add_argument("commit", nargs="?", default="HEAD", help="the commit-ish to install and run (default: HEAD)")
     parser.add_argument("--work", type=Path, help="an empty folder to work in (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (the executed notebooks)")
-    args = parser.parse_args()
-    commit = subprocess.run(["git", "-C", str(args.clone), "rev-parse", args.commit], capture_output=True, text=True,
-                            check=True).stdout.strip()  # fmt: skip
+    args = parser.parse_args(argv)
+    try:  # the clone, the commit and the work folder checked before anything is made or installed
+        commit = resolve_commit(args.clone, args.commit)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.work is not None and args.work.exists() and not args.work.is_dir():
+        parser.error(f"--work {args.work} is a file: give an empty folder, or a new one (it is made)")
     work = args.work or Path(tempfile.mkdtemp(prefix="td3-student-"))
-    work.mkdir(parents=True, exist_ok=True)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # under a file, or where no folder can be made
+        parser.error(f"--work {work} cannot be a folder ({error.strerror}): give an empty folder, or a new one")
     if any(work.iterdir()):
         raise SystemExit(f"{work} is not empty: the student path starts from an empty folder")
     start = time.perf_counter()

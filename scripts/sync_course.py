@@ -77,9 +77,19 @@ def repoint(text: str, old: tuple[str, str], new: tuple[str, str]) -> str:
 
 
 def read_repository(course_py: Path) -> tuple[str, str]:
-    """REPOSITORY and BRANCH as course.py states them."""
+    """REPOSITORY and BRANCH as course.py states them, or a ValueError that says how to write the line it lacks
+    (with_repository rewrites the same lines)."""
     text = course_py.read_text()
-    return re.search(r'^REPOSITORY = "([^"]*)"$', text, re.M)[1], re.search(r'^BRANCH = "([^"]*)"$', text, re.M)[1]
+    found = []
+    for name, example in (("REPOSITORY", "https://github.com/OWNER/REPO"), ("BRANCH", "main")):
+        line = re.search(rf'^{name} = "([^"]*)"$', text, re.M)
+        if line is None:
+            raise ValueError(
+                f'{course_py} has no line {name} = "..." for sync_course to read and rewrite: write it so, in double'
+                f' quotes with nothing after them on the line, e.g. {name} = "{example}"'
+            )
+        found.append(line[1])
+    return found[0], found[1]
 
 
 def with_repository(text: str, repository: str, branch: str) -> str:

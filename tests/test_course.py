@@ -253,6 +253,26 @@ def test_sync_course_refuses_a_bad_branch_in_one_line(parser_error, course_copy,
     assert "--branch 'feature branch' is no branch name git accepts: give one without spaces" in line, line
 
 
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [("REPOSITORY", f'REPOSITORY = "{course.REPOSITORY}"  # the fork'), ("BRANCH", "BRANCH = 'main'")],
+)
+def test_a_course_py_whose_address_line_is_edited_is_one_line_before_any_file_is_written(
+    files_in, parser_error, course_copy, monkeypatch, name, line
+):
+    """A comment after REPOSITORY's value, or BRANCH in single quotes, was a `TypeError: 'NoneType' object is not
+    subscriptable` traceback."""
+    course_py = course_copy / "td3_steps" / "course.py"
+    text = course_py.read_text()
+    stated = re.search(rf"^{name} = .*$", text, re.M)[0]
+    course_py.write_text(text.replace(stated, line))
+    monkeypatch.setattr(sync_course, "ROOT", course_copy)
+    before = files_in(course_copy)
+    error = parser_error(sync_course.main, ["--repository", FORK])
+    assert f'course.py has no line {name} = "..." for sync_course to read and rewrite: write it so' in error, error
+    assert files_in(course_copy) == before
+
+
 def test_shipped_walker_is_found_inside_the_package():
     run = shipped_run()
     assert run.folder.parent.parent == ROOT / "td3_steps"

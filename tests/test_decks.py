@@ -411,6 +411,24 @@ def test_a_failed_npm_fetch_is_one_line_that_says_what_to_do(tmp_path, monkeypat
     assert "build with --online" in message and len(message.splitlines()) == 1
 
 
+def test_no_npm_is_one_line_before_out_is_made(tmp_path, parser_error, monkeypatch):
+    """Without npm, an offline build made --out (and the folders above it) before it said that npm was missing, and
+    exited 1 without the usage. With lib/ fetched already, npm is not needed."""
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A deck")]), tmp_path / "a.ipynb")
+    monkeypatch.setattr(build_decks.shutil, "which", lambda name: None)
+    out = tmp_path / "term" / "decks"
+    line = parser_error(main, [str(tmp_path / "a.ipynb"), "--out", str(out)])
+    assert "build_decks needs npm once" in line and "or build with --online" in line, line
+    assert not (tmp_path / "term").exists()
+    with pytest.raises(ValueError, match="build_decks needs npm once"):
+        build([tmp_path / "a.ipynb"], out)
+    assert not (tmp_path / "term").exists()
+    for name, (version, _) in build_decks.LIBRARIES.items():
+        (out / "lib" / name).mkdir(parents=True)
+        (out / "lib" / name / ".version").write_text(version)
+    build_decks.check_npm(out / "lib")  # nothing to fetch: no npm asked for
+
+
 def test_libraries_unpack_on_a_python_without_tarfiles_filter(tmp_path, monkeypatch):
     """Debian 12's Python 3.11.2 (and 3.10 before 3.10.12) has no extractall(filter=): the fetch failed with a
     TypeError there. Only the wanted plain files are unpacked, nothing outside the library's folder."""

@@ -165,6 +165,19 @@ def test_render_pipeline_draws_each_step_as_the_shipped_picture(tmp_path, monkey
             assert np.abs(drawn - expected).mean() < 3, f"{name} does not look as the shipped picture of its step"
 
 
+def test_render_pipeline_without_chromium_is_one_line_before_anything_is_written(tmp_path, parser_error, monkeypatch):
+    """Where Chromium is not at /usr/bin/chromium (another Linux, macOS), render_pipeline was playwright's traceback
+    "BrowserType.launch: Failed to launch chromium because executable doesn't exist"."""
+    pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
+    from scripts import render_pipeline  # noqa: PLC0415
+
+    monkeypatch.setattr(render_pipeline, "CHROMIUM", str(tmp_path / "chromium"))
+    monkeypatch.setattr(render_pipeline, "render", lambda *a: pytest.fail("rendered without Chromium"))
+    line = parser_error(render_pipeline.main, [])
+    assert f"render_pipeline draws with Chromium at {tmp_path / 'chromium'}, which is missing: apt-get install" in line
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_readme_overview_is_current():
     """assets/pipeline/overview.svg, shown by the README, is the package's overview (scripts/sync_course.py)."""
     committed = (ROOT / "assets" / "pipeline" / "overview.svg").read_text()

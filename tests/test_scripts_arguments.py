@@ -234,6 +234,9 @@ def test_the_results_tables_command_gives_the_runs_env_and_settings(shipped):
         ("protocol.json not JSON", "pendulum/protocol.json cannot be read as JSON"),
         ("config of no field", "pendulum/run.json: TD3Config has no field 'frobnicate'"),  # was --frobnicate 3
         ("config null", "pendulum/run.json: TD3Config.from_dict takes a dict of fields"),  # was a traceback
+        ("protocol.json {}", "protocol.json lacks episodes, returns, falls: run `python -m scripts.evaluate_agents"),
+        ("protocol.json of no returns", "pendulum/protocol.json holds no returns: run `python -m scripts.evaluate_"),
+        ("preset of no name", "pendulum/run.json: preset 'pendulum-old' is none of td3_steps's (pendulum, "),
     ],
 )
 def test_results_table_problems_are_one_line_before_the_readme_changes(shipped, parser_error, problem, words):
@@ -248,6 +251,12 @@ def test_results_table_problems_are_one_line_before_the_readme_changes(shipped, 
         MetricsCSV(shipped / "metrics.csv")({"step": 200, "episode_return": -1100.0})
     elif problem == "protocol.json not JSON":
         (shipped / "protocol.json").write_text("{'episodes':")
+    elif problem == "protocol.json {}":  # was a KeyError traceback
+        (shipped / "protocol.json").write_text("{}")
+    elif problem == "protocol.json of no returns":  # was "fmean requires at least one data point"
+        (shipped / "protocol.json").write_text(json.dumps({"episodes": 0, "returns": [], "falls": None}))
+    elif problem == "preset of no name":
+        (shipped / "run.json").write_text(json.dumps({"env_id": "Pendulum-v1", "preset": "pendulum-old", "seed": 0}))
     elif problem.startswith("config"):
         run = json.loads((shipped / "run.json").read_text())
         config = None if problem == "config null" else {"frobnicate": 3}

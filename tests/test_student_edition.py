@@ -228,6 +228,17 @@ def test_the_course_notebooks_given_as_a_relative_path_are_refused_as_such(parse
     assert {p: p.read_bytes() for p in NOTEBOOKS} == before
 
 
+def test_an_out_inside_the_course_notebooks_is_refused_before_it_is_made(parser_error, monkeypatch):
+    """`student_edition.py notebooks/edition` wrote the fifteen copies without their solutions into the course's own
+    notebooks/, where pytest's nbval ran them with the course's and git took them in."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(student_edition, "write_edition", lambda *a, **k: pytest.fail("written inside notebooks/"))
+    for out in ("notebooks/edition", "notebooks/terms/fall", "./notebooks/edition/"):
+        line = parser_error(main, [out, "--no-outputs"])
+        assert f"OUT {Path(out)} lies inside the course's notebooks/" in line and "outside notebooks/" in line, line
+    assert not (ROOT / "notebooks" / "edition").exists() and not (ROOT / "notebooks" / "terms").exists()
+
+
 def test_the_refusal_names_three_of_what_out_holds_and_counts_the_rest(tmp_path, parser_error):
     """A folder of many files is named by its first three, sorted, and how many more: the instructor sees which
     folder it is without a line of fifty names."""

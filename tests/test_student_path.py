@@ -2,6 +2,7 @@
 fresh kernel of this environment), and its refusal of a work folder that is not empty."""
 
 import os
+import subprocess
 import sys
 
 import nbformat
@@ -77,3 +78,34 @@ def test_a_failed_notebook_makes_the_student_path_fail(tmp_path, monkeypatch, ca
         student_path.main()
     assert stopped.value.code == 1 and not (tmp_path / "work").exists()  # the work folder removed without --keep
     assert capsys.readouterr().out.splitlines()[-2:] == ["FAILED:", "03_no_picture.ipynb: no pipeline picture"]
+
+
+@pytest.mark.parametrize(
+    ("clone", "argv", "words"),
+    [
+        ("no clone", [], "{clone} is no git clone: give the folder of a clone of the course"),
+        ("inside the clone", [], "{clone} lies inside the clone {root}: give the clone's own folder"),
+        ("the clone", ["no-such-commit"], "'no-such-commit' names no commit in {clone}: give HEAD, a branch"),
+        ("the clone", ["HEAD", "--work", "afile"], "--work {tmp}/afile is a file: give an empty folder"),
+        ("the clone", ["HEAD", "--work", "afile/work"], "--work {tmp}/afile/work cannot be a folder (Not a directory)"),
+    ],
+)
+def test_a_bad_clone_commit_or_work_folder_is_one_line_before_anything_is_made(
+    tmp_path, parser_error, monkeypatch, clone, argv, words
+):
+    """A folder that is no clone, or a commit it lacks, was a CalledProcessError traceback of `git rev-parse`; a file
+    given as --work a FileExistsError or NotADirectoryError traceback."""
+    root = tmp_path / "course"
+    (root / "notebooks").mkdir(parents=True)
+    for command in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty",
+                                     "-m", "start"]):  # fmt: skip
+        subprocess.run(["git", "-C", str(root), *command], check=True)
+    (tmp_path / "afile").write_text("mine")
+    given = {"no clone": tmp_path / "plain", "inside the clone": root / "notebooks", "the clone": root}[clone]
+    given.mkdir(exist_ok=True)
+    argv = [str(tmp_path / a) if a.startswith("afile") else a for a in argv]
+    monkeypatch.setattr(student_path, "student_path", lambda *a: pytest.fail("set up despite the bad argument"))
+    before = sorted(tmp_path.rglob("*"))
+    line = parser_error(student_path.main, [str(given), *argv])
+    assert words.format(clone=given, root=root, tmp=tmp_path) in line, line
+    assert sorted(tmp_path.rglob("*")) == before and (tmp_path / "afile").read_text() == "mine"

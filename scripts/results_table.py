@@ -95,12 +95,13 @@ def _protocol(protocols: list[dict]) -> str:
 def _read_protocol(run_dir: Path) -> dict:
     """run_dir/protocol.json, or a ValueError that says to run the protocol again where it is not evaluate_agents'
     (it lacks a figure the table reads, or holds no returns)."""
-    path = run_dir / "protocol.json"
-    protocol = read_json(path)
-    missing = [key for key in ("episodes", "returns", "falls") if key not in protocol]
-    if missing or not isinstance(protocol["returns"], list) or not protocol["returns"]:
-        what = f"lacks {', '.join(missing)}" if missing else "holds no returns"
-        raise ValueError(f"{path} {what}: run `python -m scripts.evaluate_agents {run_dir}` again")
+    path, again = run_dir / "protocol.json", f"run `python -m scripts.evaluate_agents {run_dir}` again"
+    try:
+        protocol = read_json(path, ("episodes", "returns", "falls"))
+    except ValueError as error:
+        raise ValueError(f"{error}: {again}") from None
+    if not (isinstance(protocol["returns"], list) and protocol["returns"]):
+        raise ValueError(f"{path} holds no returns: {again}")
     return protocol
 
 

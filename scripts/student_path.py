@@ -101,17 +101,22 @@ def student_path(clone: Path, commit: str, work: Path) -> list[str]:
 
 def resolve_commit(clone: Path, commit: str) -> str:
     """The full hash of `commit` in `clone`, or a ValueError that says what to give: `clone` must be the root of a
-    git clone (git clone and pip install take no other folder), `commit` a commit in it."""
+    git clone, or a bare clone (git clone and pip install take no other folder), `commit` a commit in it."""
+
+    def git(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(clone), *arguments], capture_output=True, text=True)
+
     try:
-        top = subprocess.run(["git", "-C", str(clone), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+        bare = git("rev-parse", "--is-bare-repository")
     except FileNotFoundError:
         raise ValueError("the student path needs git: install it (e.g. apt-get install git)") from None
-    if top.returncode != 0:
+    # a bare clone (git clone --bare, a server's) has no work tree: its folder is the repository itself
+    top = git("rev-parse", "--absolute-git-dir" if bare.stdout.strip() == "true" else "--show-toplevel")
+    if bare.returncode != 0 or top.returncode != 0:
         raise ValueError(f"{clone} is no git clone: give the folder of a clone of the course (default: this one)")
     if Path(top.stdout.strip()).resolve() != clone.resolve():
         raise ValueError(f"{clone} lies inside the clone {top.stdout.strip()}: give the clone's own folder")
-    found = subprocess.run(["git", "-C", str(clone), "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"],
-                           capture_output=True, text=True)  # fmt: skip
+    found = git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
     if found.returncode != 0 or commit.startswith("-"):
         raise ValueError(f"{commit!r} names no commit in {clone}: give HEAD, a branch, a tag or a commit's hash")
     return found.stdout.strip()

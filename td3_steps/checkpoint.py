@@ -294,7 +294,7 @@ def _read_directory(path: Path, map_location, memory: bool) -> tuple[dict, dict,
         where = f" (TD3.save adds no .zip: {saved}?)" if saved is not None and saved.is_dir() else ""
         raise CheckpointError(f"No checkpoint at {path}: give the directory that TD3.save wrote{where}.")
     if not path.is_dir():
-        note = _stable_baselines3_note(path) if _is_zip(path) else ""
+        note = _stable_baselines3_note(path) if path.is_file() else ""  # a regular file: a FIFO's open would block
         raise CheckpointError(f"{path} is a file{note}; a td3_steps checkpoint is the directory that TD3.save wrote.")
     try:
         return _read_files(path, map_location, memory)

@@ -413,7 +413,7 @@ def cast_changes(space: spaces.Box) -> str:
     )
 
 
-REAL_KINDS = "biufO"  # numpy's kinds of bool, integer and float arrays (and objects, which a cast reads or refuses)
+REAL_KINDS = "biuf"  # numpy's kinds of bool, integer and float arrays
 NOT_FINITE = (
     "NaN or inf, on which the actor's action means nothing: check the environment or the code that produced it."
 )
@@ -450,6 +450,8 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     def as_array(values, dtype):
         try:
             given = np.asarray(values)
+            if given.dtype.kind == "O":  # Python objects (numbers, strings): numpy reads the values they hold
+                given = np.asarray(given.tolist())
             if given.dtype.kind not in REAL_KINDS:  # a cast would drop an imaginary part, or parse strings, silently
                 raise TypeError(f"{given.dtype} values are not real numbers")
             return np.asarray(given, dtype=dtype)

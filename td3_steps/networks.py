@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 import gymnasium as gym
+import numpy as np
 import torch
 from torch import nn
 
@@ -322,7 +323,8 @@ def _bound(name: str, value) -> torch.Tensor:
     names it where it is no number or array of real numbers (torch's own said "new(): invalid data type 'str'")."""
     check_has_values("Actor", name, value)
     try:
-        bound = torch.as_tensor(value)
+        objects = isinstance(value, np.ndarray) and value.dtype == object  # torch reads no object array: its values
+        bound = torch.as_tensor(value.tolist() if objects else value)
         if bound.is_complex():
             raise TypeError("complex")
         return bound.detach().to(torch.float32).reshape(-1).clone()

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import warnings
 import zipfile
 
@@ -184,6 +185,29 @@ def test_a_stable_baselines3_model_file_is_named_not_called_damaged(tmp_path, sm
             load(tmp_path / "notes.zip")
     with pytest.raises(CheckpointError, match=rf"sb3_model.zip is a file {sb3}.*; a td3_steps checkpoint is the"):
         TD3.load(tmp_path / "sb3_model.zip")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_path_that_is_no_regular_file_is_refused_without_being_opened(tmp_path):
+    """The check for a Stable-Baselines3 zip opened any non-directory path: TD3.load of a named pipe waited forever
+    for a writer (and an unreadable file raised a bare PermissionError), where it said at once that it is a file."""
+    fifo = tmp_path / "ckpt"
+    os.mkfifo(fifo)
+    said = []
+
+    def load():
+        with pytest.raises(CheckpointError, match="ckpt is a file; a td3_steps checkpoint is the directory") as error:
+            TD3.load(fifo)
+        said.append(str(error.value))
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():  # blocked in open(): a writer's open releases it
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(10)
+        pytest.fail("TD3.load opened the named pipe and waited for a writer")
+    assert said
 
 
 def test_save_replaces_atomically(tmp_path, small_config):

@@ -97,6 +97,15 @@ def test_networks_made_by_hand_refuse_bounds_and_modules_of_the_wrong_kind(make,
         make()
 
 
+def test_an_actor_reads_bounds_given_as_an_object_array_of_numbers():
+    """An object array of numbers was refused as "no real number or array of them" (torch reads no object array);
+    one of strings is still refused."""
+    actor = Actor(3, np.array([-1, -2.5], dtype=object), np.array([1.0, 2.5], dtype=object), net_arch=(8,))
+    assert actor.action_low.tolist() == [-1.0, -2.5] and actor.action_high.tolist() == [1.0, 2.5]
+    with pytest.raises(TypeError, match="action_low must be a real number or an array of them"):
+        Actor(3, np.array(["-1"], dtype=object), [1.0], net_arch=(8,))
+
+
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [

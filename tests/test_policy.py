@@ -320,6 +320,20 @@ def test_predict_refuses_observations_that_are_no_real_numbers_and_reads_a_bfloa
     assert np.array_equal(model.predict(torch.zeros(3, dtype=torch.bfloat16))[0], action)
 
 
+def test_predict_reads_an_object_array_by_the_values_it_holds(small_config):
+    """An object array of strings was parsed as numbers, silently, where an array of strings is refused (predict's
+    "values that are no real numbers (complex, strings)"); one of Python numbers is read as numbers."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    for bad, dtype in (
+        (np.array(["1", "0", "0"], dtype=object), "<U1"),
+        (np.array([1j, 0, 0], dtype=object), "complex"),
+    ):
+        with pytest.raises(ValueError, match=rf"of numbers, got ndarray .*\({dtype}\S* values are not real numbers\)"):
+            model.predict(bad)
+    action, _ = model.predict(np.array([0.5, -0.25, 1.0]))
+    assert np.array_equal(model.predict(np.array([0.5, -0.25, 1], dtype=object))[0], action)
+
+
 class ContainsOrFails(gym.Env):
     """An env that asserts action_space.contains(action) in step, as some do; `dtype` and bounds of one's choice."""
 

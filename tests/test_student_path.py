@@ -109,3 +109,22 @@ def test_a_bad_clone_commit_or_work_folder_is_one_line_before_anything_is_made(
     line = parser_error(student_path.main, [str(given), *argv])
     assert words.format(clone=given, root=root, tmp=tmp_path) in line, line
     assert sorted(tmp_path.rglob("*")) == before and (tmp_path / "afile").read_text() == "mine"
+
+
+def test_a_bare_clone_is_a_clone_the_student_path_takes(tmp_path, monkeypatch):
+    """`git clone` and `pip install git+file://` read a bare clone (a server's, `git clone --bare`) as any other, and
+    the student path took one; then it was refused as "no git clone", having no work tree."""
+    root = tmp_path / "course"
+    root.mkdir()
+    for command in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty",
+                                     "-m", "start"]):  # fmt: skip
+        subprocess.run(["git", "-C", str(root), *command], check=True)
+    bare = tmp_path / "course.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], check=True)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    given = []
+    monkeypatch.setattr(student_path, "student_path", lambda clone, commit, work: given.append(commit) or [])
+    student_path.main([str(bare), "HEAD", "--work", str(tmp_path / "work")])
+    assert given == [head]
+    with pytest.raises(ValueError, match=f"{bare / 'refs'} lies inside the clone {bare}: give the clone's own folder"):
+        student_path.resolve_commit(bare / "refs", "HEAD")

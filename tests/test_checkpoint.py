@@ -174,15 +174,17 @@ def test_a_stable_baselines3_model_file_is_named_not_called_damaged(tmp_path, sm
     with zipfile.ZipFile(tmp_path / "sb3_model.zip", "w") as archive:
         for name in ("data", "policy.pth", "pytorch_variables.pth", "_stable_baselines3_version"):
             archive.writestr(name, "{}")
-    with zipfile.ZipFile(tmp_path / "notes.zip", "w") as archive:
-        archive.writestr("notes.txt", "hi")
+    for name, held in (("notes", "notes.txt"), ("data_alone", "data"), ("policy_alone", "policy.pth")):
+        with zipfile.ZipFile(tmp_path / f"{name}.zip", "w") as archive:  # a model.save writes both: neither is one
+            archive.writestr(held, "hi")
     sb3 = r"\(a Stable-Baselines3 model, which its model.save writes: stable_baselines3.TD3.load reads it; td3_steps"
     torch_did_not = "is not a file td3_steps wrote: it is a zip archive that torch.save did not write"
     for load in (Policy.load, model.load_replay_memory):
         with pytest.raises(CheckpointError, match=rf"{torch_did_not} {sb3}"):
             load(tmp_path / "sb3_model.zip")
-        with pytest.raises(CheckpointError, match=rf"{torch_did_not}\.$"):
-            load(tmp_path / "notes.zip")
+        for name in ("notes", "data_alone", "policy_alone"):
+            with pytest.raises(CheckpointError, match=rf"{torch_did_not}\.$"):
+                load(tmp_path / f"{name}.zip")
     with pytest.raises(CheckpointError, match=rf"sb3_model.zip is a file {sb3}.*; a td3_steps checkpoint is the"):
         TD3.load(tmp_path / "sb3_model.zip")
 
@@ -563,6 +565,7 @@ def test_a_refused_set_parameters_changes_nothing(toy_env, toy_config, params, s
             "critics": {**other["critics"], "members.1.net.out.bias": torch.zeros(3)},
         },
         {"actor": other["actor"], "actor_optimizer": other["critic_optimizer"]},
+        {"actor": other["actor"], "critics": None},  # no state_dict: refused by name, not an AttributeError
     ):
         with pytest.raises(ValueError, match="does not fit"):
             model.set_parameters(parameters, exact_match=False)

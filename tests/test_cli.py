@@ -518,6 +518,24 @@ def test_a_stop_signal_saves_a_checkpoint_and_resume_continues(tmp_path, capsys,
     assert TD3.load(run / "checkpoint").num_steps == 650
 
 
+def test_the_final_evaluation_scores_eval_episodes_episodes_as_the_others_do(tmp_path, monkeypatch):
+    """The evaluation after the last step (--steps no multiple of --eval-freq) makes its row as learn's evaluations
+    do (callbacks.evaluation_row), over --eval-episodes episodes."""
+    scored = []
+
+    def evaluate(model, n_episodes):
+        scored.append((model.num_steps, n_episodes))
+        return -float(model.num_steps), 0.5
+
+    monkeypatch.setattr(TD3, "evaluate", evaluate)
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "30", "--eval-freq", "20", "--eval-episodes", "3"])
+    assert scored == [(20, 3), (30, 3)]
+    table = rows(run / "metrics.csv")
+    evals = [(int(r["step"]), float(r["eval_return"]), float(r["eval_return_std"])) for r in table if r["eval_return"]]
+    assert evals == [(20, -20.0, 0.5), (30, -30.0, 0.5)]
+
+
 @pytest.mark.parametrize(
     "signal_number, status, name", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
 )

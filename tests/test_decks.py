@@ -240,7 +240,7 @@ def test_printed_output_is_as_wide_as_the_code_and_a_checkers_reply_fits_its_lin
 def test_printed_source_a_little_wider_than_its_box_is_set_smaller_and_a_long_sentence_still_wraps(decks, browser):
     """The package's source, written to 120 columns, broke mid-statement in a box of 106 (deck 09's bellman_target:
     `-> torch.Tensor:` alone at the left edge; 01, 04 and 10 too): such output is set smaller, to fit whole. An
-    error's sentence, far longer than the box, keeps its size and wraps between words."""
+    error's sentence, far longer than the box, keeps its size and wraps between words, and a short line its size."""
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     page.goto(f"{decks['09_bellman_target'].as_uri()}?transition=none")
     page.wait_for_selector(".reveal.ready", timeout=30_000)
@@ -253,6 +253,7 @@ def test_printed_source_a_little_wider_than_its_box_is_set_smaller_and_a_long_se
       const rendered = (pre.clientHeight - parseFloat(style.paddingTop) * 2) / parseFloat(style.lineHeight);
       return [parseFloat(style.fontSize), pre.textContent.replace(/\\n$/, '').split('\\n').length, Math.round(rendered)];
     }"""
+    short = page.evaluate(measure, "gamma = 0.98; reward (256, 1)")
     source = page.evaluate(measure, "def bellman_target(")
     sentence = page.evaluate(measure, "ValueError: reward has shape")
     normal = page.evaluate(
@@ -263,6 +264,7 @@ def test_printed_source_a_little_wider_than_its_box_is_set_smaller_and_a_long_se
     assert 0.8 * normal <= size < normal and rendered == lines, (source, normal)
     size, lines, rendered = sentence
     assert size == normal and rendered > lines, (sentence, normal)
+    assert short == [normal, 1, 1], (short, normal)  # output that fits keeps its size
 
 
 def test_a_deck_copied_without_its_lib_hides_the_notes_and_says_what_is_missing(decks, browser, tmp_path):

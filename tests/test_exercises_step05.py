@@ -82,6 +82,8 @@ def test_an_a_prime_made_under_inference_mode_is_right(capsys):
     assert check_target_action(under_inference_mode)
     out = capsys.readouterr().out
     assert out.startswith("Correct!") and "Not so for y in step 9" in out
+    verdict = " ".join(out.split())  # its lines joined again
+    assert "touching any weights. Your a' was made under torch.inference_mode(), which works here: it" in verdict
     batch, actor, actor_target = target_case(0, 32, 4)
     critics = Critics(4, 2, net_arch=(16, 16))
     critic_targets = make_target(critics)

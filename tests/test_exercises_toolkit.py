@@ -17,6 +17,7 @@ from td3_steps.exercises import (
     close,
     dtype_problem,
     explain_error,
+    inference_note,
     match_mistake,
     nonfinite_problem,
     report,
@@ -260,6 +261,17 @@ def test_dtype_problem_names_a_float64_answer():
     assert dtype_problem(torch.zeros(2, dtype=torch.float64), "y").startswith(
         "y is torch.float64, expected torch.float32 like the tensors it was computed from"
     )
+
+
+def test_inference_note_is_said_where_any_tensor_of_the_answer_was_made_under_inference_mode():
+    with torch.inference_mode():
+        made_so = torch.zeros(2, 1)
+    plain = torch.zeros(2, 1)
+    note = " Right here. Not so for y in step 9: the critic loss of step 11 saves y for backward()"
+    assert inference_note(made_so, "Right here.").startswith(note)
+    assert inference_note((plain, made_so), "Right here.").startswith(note)  # one critic's column is enough
+    assert inference_note([made_so, made_so], "Right here.").endswith("torch.no_grad() works at every step.")
+    assert inference_note(plain, "Right here.") == inference_note((plain, 3.0), "Right here.") == ""
 
 
 ODD_ANSWERS = {

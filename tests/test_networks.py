@@ -1,6 +1,7 @@
 """td3_steps.networks: step 2 (the actor), step 3 (the critics), the targets, and the network options."""
 
 import copy
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -73,6 +74,12 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
         make()
 
 
+class NoFeatures(nn.Module):
+    """A module whose features_dim is no size: it returns nothing."""
+
+    features_dim = 0
+
+
 @pytest.mark.parametrize(
     ("make", "error", "words"),
     [
@@ -87,6 +94,10 @@ def test_networks_made_by_hand_refuse_sizes_they_cannot_be_built_from(make, word
         (lambda: Actor(3, [-1.0], [1.0], features=nn.Linear(3, 3)), TypeError,
          r"features must be a features extractor, a torch.nn.Module whose features_dim .*; got Linear\("),
         (lambda: Critics(3, 1, features=3), TypeError, r"features must be a features extractor.*; got 3\."),
+        (lambda: Critics(3, 1, features=SimpleNamespace(features_dim=3)), TypeError,
+         r"features must be a features extractor, a torch.nn.Module .*; got namespace\(features_dim=3\)\."),
+        (lambda: Actor(3, [-1.0], [1.0], features=NoFeatures()), TypeError,
+         r"features must be a features extractor.*; got NoFeatures\(\)\."),
     ],
 )  # fmt: skip
 def test_networks_made_by_hand_refuse_bounds_and_modules_of_the_wrong_kind(make, error, words):

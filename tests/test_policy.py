@@ -308,16 +308,22 @@ def test_predict_an_empty_batch_and_a_tensor_that_requires_grad(small_config):
 
 def test_predict_refuses_observations_that_are_no_real_numbers_and_reads_a_bfloat16_tensor(small_config):
     """A complex observation lost its imaginary part (numpy's ComplexWarning, and an action all the same), strings
-    were parsed as numbers, a meta tensor raised torch's NotImplementedError ("Cannot copy out of meta tensor") and a
-    bfloat16 one "Got unsupported ScalarType BFloat16", a torch dtype numpy lacks."""
+    were parsed as numbers (in an object array too), a meta tensor raised torch's NotImplementedError ("Cannot copy
+    out of meta tensor") and a bfloat16 one "Got unsupported ScalarType BFloat16", a torch dtype numpy lacks. An
+    object array of numbers is read, and a bfloat16 tensor keeps float32's range (float16's ends at 65504)."""
     model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
     for bad, dtype in ((np.array([1 + 5j, 0, 0]), "complex128"), (np.array(["1", "0", "0"]), "<U1")):
         with pytest.raises(ValueError, match=rf"of numbers, got ndarray .*\({dtype} values are not real numbers\)"):
             model.predict(bad)
+    with pytest.raises(ValueError, match=r"of numbers, got ndarray .*\(<U\d+ values are not real numbers\)"):
+        model.predict(np.array(["1", 0, 0], dtype=object))
     with pytest.raises(ValueError, match="predict: the observation is a tensor on the 'meta' device, which holds a"):
         model.predict(torch.zeros(3, device="meta"))
     action, _ = model.predict(np.zeros(3))
     assert np.array_equal(model.predict(torch.zeros(3, dtype=torch.bfloat16))[0], action)
+    assert np.array_equal(model.predict(np.array([0, 0.0, 0], dtype=object))[0], action)
+    wide = torch.tensor([1e5, 0, 0], dtype=torch.bfloat16)
+    assert np.array_equal(model.predict(wide)[0], model.predict(wide.float().numpy())[0])
 
 
 def test_predict_reads_an_object_array_by_the_values_it_holds(small_config):

@@ -51,3 +51,9 @@ def is_real(value) -> bool:
     """An int or a float, numpy's included, NaN and inf too (a metrics row's "nothing measured" and a diverged loss,
     a student's returned loss); not a bool, a tensor or None."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def readable(array: np.ndarray) -> np.ndarray:
+    """`array`, or for an array of Python objects the values they hold, as numpy reads them (numbers; strings, which
+    the caller refuses): numpy's cast would parse strings as numbers, and torch reads no object array."""
+    return np.asarray(array.tolist()) if array.dtype.kind == "O" else array

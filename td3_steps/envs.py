@@ -27,7 +27,7 @@ import torch
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
-from .counts import flag_value
+from .counts import flag_value, readable
 from .failures import check_has_values, warn
 
 BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pybullet_envs_gymnasium)"
@@ -449,9 +449,7 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
 
     def as_array(values, dtype):
         try:
-            given = np.asarray(values)
-            if given.dtype.kind == "O":  # Python objects (numbers, strings): numpy reads the values they hold
-                given = np.asarray(given.tolist())
+            given = readable(np.asarray(values))
             if given.dtype.kind not in REAL_KINDS:  # a cast would drop an imaginary part, or parse strings, silently
                 raise TypeError(f"{given.dtype} values are not real numbers")
             return np.asarray(given, dtype=dtype)

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .counts import flag_value, is_count
+from .counts import flag_value, is_count, readable
 from .devices import check_memory, in_bytes, resolve_device
 from .failures import FLOAT32_MAX, explain_failures, generator_problem, meta_problem
 
@@ -125,7 +125,7 @@ class ReplayMemory:
             if problem is not None:
                 return problem
             try:
-                array = np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value)
+                array = readable(np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value))
             except ValueError:  # a ragged list
                 return ValueError(f"ReplayMemory.add: {name} is not an array of one shape: {value!r:.80}.")
             if array.shape != stored.shape[1:]:
@@ -236,7 +236,7 @@ def _row(x, column: torch.Tensor) -> torch.Tensor:
             raise ValueError(f"a row of real numbers, not a {x.dtype} tensor on {x.device}")
         row = x.detach()
     else:
-        array = np.asarray(x)
+        array = readable(np.asarray(x))
         if array.dtype.kind == "c":
             raise ValueError(f"a row of real numbers, not {array.dtype} values")
         row = torch.as_tensor(array, dtype=column.dtype)

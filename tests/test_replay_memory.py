@@ -76,6 +76,7 @@ def test_a_transition_that_does_not_fit_is_named_and_not_stored():
         "action has shape (3,)": (obs, obs, 0.0, obs, False),
         "next_obs is not an array of one shape": (obs, action, 0.0, [[1.0], [2.0, 3.0]], False),
         "obs holds <U1 values, not real numbers": (["a", "b", "c"], action, 0.0, obs, False),
+        "action holds <U21 values, not real numbers": (obs, np.array(["1", 0], dtype=object), 0.0, obs, False),
         "reward must be one number, got 'x'": (obs, action, "x", obs, False),
         "terminated must be True or False, got None": (obs, action, 0.0, obs, None),
     }
@@ -85,6 +86,8 @@ def test_a_transition_that_does_not_fit_is_named_and_not_stored():
     assert (memory.size, memory.position) == (0, 0)
     memory.add(obs, torch.zeros(2), np.float32(1.0), obs, np.bool_(True))
     assert (memory.size, memory.position) == (1, 1)
+    memory.add(np.array([1, 2.5, 3], dtype=object), action, 0.0, obs, False)  # Python numbers, as predict reads them
+    assert memory.obs[1].tolist() == [1.0, 2.5, 3.0]
 
 
 # ---------------------------------------------------------------- step 4: sample a batch

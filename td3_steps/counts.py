@@ -53,6 +53,9 @@ def is_real(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
+REAL_KINDS = "biuf"  # numpy's kinds of bool, integer and float arrays: real numbers (not complex, strings, objects)
+
+
 def readable(array: np.ndarray) -> np.ndarray:
     """`array`, or for an array of Python objects the values they hold, as numpy reads them (numbers; strings, which
     the caller refuses): numpy's cast would parse strings as numbers, and torch reads no object array."""

@@ -27,7 +27,7 @@ import torch
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
-from .counts import flag_value, readable
+from .counts import REAL_KINDS, flag_value, readable
 from .failures import check_has_values, warn
 
 BULLET_INSTALL = "pip install 'td3_steps[bullet]'  (or: pip install pybullet pybullet_envs_gymnasium)"
@@ -413,7 +413,6 @@ def cast_changes(space: spaces.Box) -> str:
     )
 
 
-REAL_KINDS = "biuf"  # numpy's kinds of bool, integer and float arrays
 NOT_FINITE = (
     "NaN or inf, on which the actor's action means nothing: check the environment or the code that produced it."
 )

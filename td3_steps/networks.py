@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from .config import ACTIVATIONS, NET_ARCH, TD3Config
-from .counts import check_flag, is_count, is_sizes
+from .counts import check_flag, is_count, is_sizes, readable
 from .devices import CPU, check_memory, in_bytes
 from .envs import check_bounds
 from .failures import (
@@ -323,8 +323,7 @@ def _bound(name: str, value) -> torch.Tensor:
     names it where it is no number or array of real numbers (torch's own said "new(): invalid data type 'str'")."""
     check_has_values("Actor", name, value)
     try:
-        objects = isinstance(value, np.ndarray) and value.dtype == object  # torch reads no object array: its values
-        bound = torch.as_tensor(value.tolist() if objects else value)
+        bound = torch.as_tensor(readable(value) if isinstance(value, np.ndarray) else value)
         if bound.is_complex():
             raise TypeError("complex")
         return bound.detach().to(torch.float32).reshape(-1).clone()

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .counts import flag_value, is_count, readable
+from .counts import REAL_KINDS, flag_value, is_count, readable
 from .devices import check_memory, in_bytes, resolve_device
 from .failures import FLOAT32_MAX, explain_failures, generator_problem, meta_problem
 
@@ -130,7 +130,7 @@ class ReplayMemory:
                 return ValueError(f"ReplayMemory.add: {name} is not an array of one shape: {value!r:.80}.")
             if array.shape != stored.shape[1:]:
                 return ValueError(f"ReplayMemory.add: {name} has shape {array.shape}, {made}.")
-            if array.dtype.kind not in "biuf":
+            if array.dtype.kind not in REAL_KINDS:
                 return ValueError(f"ReplayMemory.add: {name} holds {array.dtype} values, not real numbers.")
         for name, value, kind, read in (("reward", reward, "one number", float),
                                         ("terminated", terminated, "True or False", flag_value),

@@ -418,6 +418,14 @@ NOT_FINITE = (
 )
 
 
+def readable_tensor(where: str, name: str, tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor` as numpy reads it: detached (one that requires grad has no numpy view), on the CPU, a bfloat16 one as
+    float32 (numpy has none); one on the meta device, which holds no values, is refused (failures.meta_problem)."""
+    check_has_values(where, name, tensor)
+    tensor = tensor.detach().cpu()
+    return tensor.float() if tensor.dtype == torch.bfloat16 else tensor
+
+
 def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     """One observation or a batch of them, as stored, with a leading batch axis; and whether a batch was given.
 
@@ -431,9 +439,7 @@ def observation_batch(space: gym.Space, obs) -> tuple[np.ndarray, bool]:
     that are no real numbers (complex, strings) and a tensor on the meta device, which holds none.
     """
     if isinstance(obs, torch.Tensor):
-        check_has_values("predict", "the observation", obs)
-        obs = obs.detach().cpu()
-        obs = obs.float() if obs.dtype == torch.bfloat16 else obs  # numpy has no bfloat16
+        obs = readable_tensor("predict", "the observation", obs)
     if not isinstance(space, spaces.Box):
         n = _batch_length(space, obs, space)
         check_values(space, obs)

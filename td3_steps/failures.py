@@ -102,7 +102,8 @@ def meta_problem(where: str, name: str, value) -> Exception | None:
 
 
 def check_has_values(where: str, name: str, value) -> None:
-    """Raise meta_problem's ValueError, if there is one (for arguments read once, where a check costs nothing)."""
+    """Raise meta_problem's ValueError, if there is one (where a tensor is read anyway: the check costs nothing next to
+    the read)."""
     problem = meta_problem(where, name, value)
     if problem is not None:
         raise problem

@@ -17,8 +17,7 @@ import torch.nn.functional as F
 from .config import LEARNING_RATE, MAX_LEARNING_RATE
 from .counts import is_count, is_number
 from .devices import adam
-from .envs import stored_observations
-from .failures import check_has_values
+from .envs import readable_tensor, stored_observations
 from .networks import evaluating
 from .schedules import value_at
 from .seeding import PRETRAINING, derived_seed
@@ -134,13 +133,8 @@ def _check_options(epochs, batch_size, validation_fraction, learning_rate) -> No
 
 
 def _array(values, name: str):
-    """Observations or actions as numpy reads them: a tensor (one with gradient included) comes off its device, a
-    bfloat16 one as float32 (numpy has none); one on the meta device, which holds no values, is refused."""
-    if not isinstance(values, torch.Tensor):
-        return values
-    check_has_values("pretrain", name, values)
-    values = values.detach().cpu()
-    return (values.float() if values.dtype == torch.bfloat16 else values).numpy()
+    """Observations or actions as numpy reads them (a tensor as envs.readable_tensor reads it)."""
+    return readable_tensor("pretrain", name, values).numpy() if isinstance(values, torch.Tensor) else values
 
 
 def _expert_actions(model, actions, n: int) -> torch.Tensor:

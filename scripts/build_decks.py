@@ -296,14 +296,20 @@ def check_out(out: Path, notebooks: list[Path] = ()) -> None:
         check_file_path(deck_path(out, path))
 
 
-def build(paths: list[Path], out: Path = DEFAULT_OUT, online: bool = False) -> list[Path]:
-    """Write out/<name>.slides.html for each notebook (and out/lib/ unless `online`); return the decks.
-    Every notebook is read, `out` checked and npm found (where lib/ needs it) before anything is made or fetched."""
+def checked_notebooks(paths: list[Path], out: Path, online: bool) -> list[tuple[Path, nbformat.NotebookNode]]:
+    """Every notebook read, `out` checked and npm found (where lib/ needs it), before anything is made or fetched:
+    the notebooks, or the ValueError (or OSError) that says what is wrong."""
     notebooks = read_notebooks(paths)
     check_out(out, paths)
     if not online:
         check_npm(out / "lib")
-    return write_decks(notebooks, out, online)
+    return notebooks
+
+
+def build(paths: list[Path], out: Path = DEFAULT_OUT, online: bool = False) -> list[Path]:
+    """Write out/<name>.slides.html for each notebook (and out/lib/ unless `online`); return the decks.
+    Everything is checked first (checked_notebooks)."""
+    return write_decks(checked_notebooks(paths, out, online), out, online)
 
 
 def write_decks(notebooks: list[tuple[Path, nbformat.NotebookNode]], out: Path, online: bool = False) -> list[Path]:
@@ -332,11 +338,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--out is empty: give the folder for the decks, or leave --out out for decks/")
     out = Path(args.out)
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    try:  # before anything is made or fetched
-        notebooks = read_notebooks(paths)
-        check_out(out, paths)
-        if not args.online:
-            check_npm(out / "lib")
+    try:
+        notebooks = checked_notebooks(paths, out, args.online)
     except (ValueError, OSError) as error:
         parser.error(str(error))
     for deck in write_decks(notebooks, out, args.online):

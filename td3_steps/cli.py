@@ -929,7 +929,11 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
             doing = f"while writing {POLICY} and {LEARNING_CURVE}"
             with _saving(run_dir):
                 model.save_policy(run_dir / POLICY)
-                plot_learning_curve(metrics.path, run_dir / LEARNING_CURVE, title=f"TD3 on {run['env_id']}")
+                plot_learning_curve(
+                    metrics.path,
+                    run_dir / LEARNING_CURVE,
+                    title=f"TD3 on {run['env_id']}: preset {run['preset']}, seed {run['seed']}",
+                )
     except _Stopped as stopped:
         how = f"{doing}; the checkpoint at step {model.num_steps} is saved. Finish with"
         _exit_stopped(stopped.args[0], how, run_dir)

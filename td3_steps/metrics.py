@@ -342,6 +342,7 @@ def plot_learning_curve(csv_path, image_path, title: str = "", reference: float 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.ticker import EngFormatter
 
     image_path = check_file_path(image_path)
     image_format = image_path.suffix[1:].lower()
@@ -374,10 +375,11 @@ def plot_learning_curve(csv_path, image_path, title: str = "", reference: float 
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
-    for name, color in (("q1_mean", "tab:orange"), ("q2_mean", "tab:green")):
-        if series[name]:
+    for name, color, style in (("q1_mean", "tab:orange", "-"), ("q2_mean", "black", (0, (3, 3)))):
+        if series[name]:  # q2 dashed over q1: the two critics' means are often one line
             steps, values = zip(*series[name])
-            ax_q.plot(steps, values, color=color, lw=1, label=name.replace("_mean", " mean"))
+            ax_q.plot(steps, values, color=color, ls=style, lw=1.5, label=name.replace("_mean", " mean"))
+    ax_q.xaxis.set_major_formatter(EngFormatter(sep=""))  # 200k, 1M: not an offset "1e6" in the corner
     ax_q.set_xlabel("environment steps")
     ax_q.set_ylabel("Q on batches")
     ax_q.grid(alpha=0.3)

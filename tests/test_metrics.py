@@ -211,6 +211,22 @@ def test_the_learning_curve_is_drawn_in_its_suffix_s_format_and_checked_first(tm
     assert not (tmp_path / "curve.png").exists()
 
 
+def test_both_critics_q_means_show_where_they_coincide(tmp_path):
+    """q2's line is dashed over q1's: the two means are often one line, and a solid q2 hid q1 under it."""
+    import numpy as np
+    from PIL import Image
+
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    for step in range(1000, 1_000_001, 1000):
+        q = -100.0 + step / 10_000
+        log({"step": step, "eval_return": -2.0, "q1_mean": q, "q2_mean": q})
+    plot_learning_curve(path, tmp_path / "curve.png")
+    pixels = np.asarray(Image.open(tmp_path / "curve.png").convert("RGB")).astype(int)
+    orange = (np.abs(pixels - (255, 127, 14)).sum(axis=2) < 60).sum()  # tab:orange, q1's colour
+    assert orange > 300, f"q1's line shows in {orange} pixels"
+
+
 def test_tensorboard_gets_the_csv_column_names(tmp_path, monkeypatch, toy_env, toy_config):
     scalars = []
 

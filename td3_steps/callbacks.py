@@ -4,7 +4,7 @@ A callback sees the whole training state (model.num_steps, model.episodes, model
 and stops training by returning False (True or None go on: goes_on); `learn(callback=[a, b])` runs each of a list
 in turn:
 
-    model.learn(50_000, callback=lambda m: m.episodes < 100)   # stop after 100 episodes
+    model.learn(50_000, callback=lambda m: m.episodes < 100)   # stop at the model's 100th episode
 
 A callback logs a metrics row with model.log_metrics(row): learn's log, TensorBoard and the progress bar get it.
 learn's other arguments are checked here too, before it takes a step, and what it says when it is interrupted.
@@ -121,7 +121,8 @@ def callbacks_of(callback, log, eval_freq, eval_episodes) -> list[Callable]:
             f" {not_callable[0]!r}."
             + (" Stable-Baselines3's callback objects do not plug in here: write a function of the model, run after"
                " every step, that returns False to stop (StopTrainingOnMaxEpisodes(100) is"
-               " lambda m: m.episodes < 100; EvalCallback is td3_steps.EvalCallback)." if stable_baselines3 else "")
+               " lambda m: m.episodes < start + 100, with start = model.episodes before learn; EvalCallback is"
+               " td3_steps.EvalCallback)." if stable_baselines3 else "")
         )  # fmt: skip
     for function, name, argument in [*((f, "callback", "model") for f in callbacks), (log, "log", "row")]:
         signature = _signature(function) if function is not None else None

@@ -110,7 +110,11 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as error:
         if args.debug:
             raise
-        sys.exit(f"error: {_one_line(error)}")
+        if isinstance(error, BrokenPipeError) and error.filename is None:  # stdout's reader gone once the work was
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # done (`train | less`, quit early)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's last flush at exit too
+            sys.exit(128 + READER_GONE)  # as a stop by a closed pipe, not "Check the path ... free space"
+        raise SystemExit(f"error: {_one_line(error)}") from None  # no chained traceback where one is shown (%run)
     finally:
         warnings.formatwarning = formatwarning
         torch.set_num_threads(threads)
@@ -793,6 +797,10 @@ RUN_REMEDY = "It records the run's settings: restore it from a copy, or start a 
 def _read_run(run_dir: Path) -> dict:
     path = run_dir / RUN_FILE
     if not path.is_file():
+        if (run_dir.parent / RUN_FILE).is_file():  # RUN/checkpoint or RUN/policy.pt: the run is the folder above
+            raise CheckpointError(
+                f"{run_dir} lies in a run directory: give the run directory, --resume {run_dir.parent}"
+            )
         raise CheckpointError(f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run.")
     try:
         run = json.loads(path.read_text())

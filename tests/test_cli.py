@@ -172,6 +172,8 @@ def fails(argv: list[str], capsys) -> str:
         main(argv)
     code = stopped.value.code  # sys.exit("error: ...") exits with status 1, and Python prints the message
     assert isinstance(code, str) or code == 1, code
+    if isinstance(code, str):  # main's own message (argparse's come from inside argparse)
+        assert stopped.value.__suppress_context__, "IPython's %run would show the error it came from"
     line = code if isinstance(code, str) else capsys.readouterr().err
     assert line.startswith("error: ") and len(line.strip().splitlines()) == 1, line
     return line
@@ -786,6 +788,41 @@ def test_an_output_pipe_closed_stops_training_with_its_checkpoint_saved(tmp_path
     assert 0 < step < 5000  # saved where it stopped, at its first write after the reader went
     main(["train", "--resume", str(run), "--steps", str(step + 50)])
     assert TD3.load(run / "checkpoint").num_steps == step + 50
+
+
+def test_resume_given_a_path_inside_a_run_names_the_run_directory(tmp_path, capsys):
+    """`--resume RUN/checkpoint` (the checkpoint to continue from, as a newcomer reads it) or `--resume RUN/policy.pt`
+    said only "is not a run directory (no run.json); give the --out of an earlier run"."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+    for inside in (run / "checkpoint", run / "policy.pt"):
+        line = fails(["train", "--resume", str(inside), "--steps", "20"], capsys)
+        assert f"give the run directory, --resume {run}" in line, line
+    assert "not a run directory (no run.json)" in fails(["train", "--resume", str(tmp_path / "nowhere")], capsys)
+
+
+def test_an_output_closed_after_the_run_is_not_a_disk_error(tmp_path, capsys, monkeypatch):
+    """`train | less` quit before the run ended: the summary's print was a BrokenPipeError, said as
+    "error: [Errno 32] Broken pipe. Check the path, that you may write there and that the disk has free space.",
+    exit status 1, after a run that had written all its files. It now ends as a closed pipe does (141), silently."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+
+    class Gone:
+        def write(self, *text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        flush = write
+
+        def fileno(self):
+            raise ValueError("no file descriptor here")
+
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", Gone())
+    with pytest.raises(SystemExit) as stopped:
+        main(["evaluate", str(run), "--episodes", "1"])
+    assert stopped.value.code == 128 + cli.READER_GONE
+    assert "Check the path" not in capsys.readouterr().err
 
 
 def test_a_guarded_output_whose_reader_is_gone_asks_training_to_stop():

@@ -111,8 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.debug:
             raise
         if isinstance(error, BrokenPipeError) and error.filename is None:  # stdout's reader gone once the work was
-            with contextlib.suppress(OSError, ValueError, AttributeError):  # done (`train | less`, quit early)
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's last flush at exit too
+            _to_devnull(sys.stdout)  # done (`train | less`, quit early)
             sys.exit(128 + READER_GONE)  # as a stop by a closed pipe, not "Check the path ... free space"
         raise SystemExit(f"error: {_one_line(error)}") from None  # no chained traceback where one is shown (%run)
     finally:
@@ -1003,13 +1002,19 @@ class _Guarded:
         try:
             call(*args)
         except BrokenPipeError:
-            with contextlib.suppress(OSError, ValueError, AttributeError):  # a stream with no file descriptor: none
-                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())  # the last flush at exit too
+            _to_devnull(self._stream)
             if READER_GONE not in self._stop:
                 self._stop.append(READER_GONE)
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+def _to_devnull(stream) -> None:
+    """Point `stream`'s file descriptor, whose reader has gone, at os.devnull: Python's last flush at exit would
+    raise again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # a stream with no file descriptor: none
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def _stopped_by(signals, stop: list[int]):

@@ -106,6 +106,12 @@ def divides_by_zero(batch, a, critics, targets):
     return tuple(q / (batch.terminated * 0) for q in right(batch, a, critics, targets))
 
 
+def unpacks_two(batch, a, critics, targets):
+    with torch.no_grad():
+        q1, q2 = targets(batch.next_obs, a)  # as the notebook's own cells do, with two critics
+    return q1, q2
+
+
 def with_their_minimum(batch, a, critics, targets):
     q_values = right(batch, a, critics, targets)
     return q_values, torch.min(*q_values)
@@ -133,6 +139,7 @@ WRONG = {
     lambda batch, a, critics, targets: torch.stack(right(batch, a, critics, targets)): "one stacked tensor",
     lambda batch, a, critics, targets: tuple(q.squeeze(1) for q in right(batch, a, critics, targets)): "shape (24,)",
     two_only: "with 3 target critics it returned 2 Q-values",
+    unpacks_two: "and here there are 3",
     lambda batch, a, critics, targets: right(batch, a, critics, targets)[::-1]: "the wrong order",
     lambda batch, a, critics, targets: (right(batch, a, critics, targets)[0],) * 2: "from target critic 1",
     polyak_inside: "changed some critic weights",

@@ -33,6 +33,12 @@ def two_only(critic_nets, obs, action):
     return critic_nets[0](x), critic_nets[1](x)
 
 
+def unpacks_two(critic_nets, obs, action):
+    net1, net2 = critic_nets  # said "is a size written in, such as view(-1, 3)?", which it is not
+    x = torch.cat([obs, action], dim=1)
+    return net1(x), net2(x)
+
+
 def copies(critic_nets, obs, action):
     return right([copy.deepcopy(net) for net in critic_nets], obs, action)
 
@@ -91,6 +97,7 @@ def with_the_input(critic_nets, obs, action):
 
 
 WRONG = {
+    unpacks_two: "and here there are 3",
     under_no_grad: "carries no gradient",
     lambda nets, obs, action: tuple(q.detach() for q in right(nets, obs, action)): "carries no gradient",
     lambda nets, obs, action: tuple(net(torch.cat([obs, action], dim=0)) for net in nets): "dim=1",

@@ -202,6 +202,15 @@ def squeeze_note(right_on: str) -> str:
     )
 
 
+def unpacked_two(problem: str, n: int) -> bool:
+    """Whether `problem`, a sentence from `run_safely` with n critics, is what `q1, q2 = ...` raises: too many values
+    for three critics, not enough for one (with two, an unpacking raises only of something else, such as `for q1, q2
+    in zip(q_values)`). Steps 7, 8 and 10 ask for code that works with any number of critics."""
+    if n > 2:
+        return "too many values to unpack (expected 2" in problem
+    return n == 1 and "not enough values to unpack (expected 2, got 1)" in problem
+
+
 def tensors_problem(answer: Any, each: str, right: str) -> str | None:
     """What came back in place of a flat tuple of tensors (one per critic): another type, or an item that is no
     tensor; else None. `each` says what one tensor is ("target critic"), `right` how to write the answer."""

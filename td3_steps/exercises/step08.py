@@ -26,6 +26,7 @@ from . import (
     report,
     run_safely,
     squeeze_note,
+    unpacked_two,
 )
 
 ANY_NUMBER = "write it for any number of critics (a loop over q_values, or one (B, n) table and its minimum per row)"
@@ -134,20 +135,12 @@ KNOWN_ERRORS = [
 ]
 
 
-def _unpacked_two(problem: str, n: int) -> bool:
-    """Whether `problem` is what `q1, q2 = q_values` raises with n critics: too many values for three, not enough for
-    one (an unpacking of something else, such as `for q1, q2 in zip(q_values)`, raises with two critics too)."""
-    if n > 2:
-        return "too many values to unpack (expected 2" in problem
-    return n == 1 and "not enough values to unpack (expected 2, got 1)" in problem
-
-
 def _raised(problem: str, qs: tuple[torch.Tensor, ...]) -> str:
     """The reply to an error raised with `qs`: for code written for exactly two critics, what to write instead."""
     any_number = ANY_NUMBER[0].upper() + ANY_NUMBER[1:]
     if len(qs) == 1 and "raised IndexError" in problem:
         return f"{problem}. {any_number}, one critic included"
-    if _unpacked_two(problem, len(qs)):  # q1, q2 = q_values, with three critics or one
+    if unpacked_two(problem, len(qs)):  # q1, q2 = q_values, with three critics or one
         return (
             f"{problem}: q1, q2 = q_values unpacks exactly two critics, and here q_values holds {len(qs)}. {any_number}"
         )

@@ -54,7 +54,7 @@ def actor_update(
         loss = actor_loss(actor, critics, obs)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        check_reached("actor_update", optimizer, "actor")
+        check_reached("actor_update", optimizer, "actor", loss_given=False)
         optimizer.step()
     finally:
         for p in trainable:

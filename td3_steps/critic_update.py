@@ -61,7 +61,7 @@ def critic_update(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
     """
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    check_reached("critic_update", optimizer, "critics")
+    check_reached("critic_update", optimizer, "critics", loss_given=True)
     optimizer.step()
 
 

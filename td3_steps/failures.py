@@ -186,16 +186,17 @@ def learning_rate_problem(where: str, optimizer: torch.optim.Optimizer) -> Excep
     return None
 
 
-def check_reached(where: str, optimizer: torch.optim.Optimizer, network: str) -> None:
+def check_reached(where: str, optimizer: torch.optim.Optimizer, network: str, loss_given: bool) -> None:
     """After backward: raise unless the loss reached a parameter of `optimizer` (one .grad read while it does).
-    Another network's optimizer would otherwise step nothing, silently."""
+    Another network's optimizer would otherwise step nothing, silently. `loss_given`: the caller passed the loss,
+    which the retry must compute again (critic_update), rather than building it (actor_update)."""
     if not any(p.grad is not None for group in optimizer.param_groups for p in group["params"]):
+        again = ", with the loss computed again: this one has been backpropagated" if loss_given else ""
         raise explained(
             ValueError(
                 f"{where}: the loss reaches none of this optimizer's parameters, so its step would change nothing:"
                 f" it is another network's optimizer. Pass the one built over {network}.parameters()"
-                f" (TD3's {network.rstrip('s')}_optimizer), with the loss computed again: this one has been"
-                " backpropagated."
+                f" (TD3's {network.rstrip('s')}_optimizer){again}."
             )
         )
 

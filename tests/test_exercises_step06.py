@@ -225,7 +225,7 @@ WRONG = {
     without_sigma: "with noise_std = 0 your function still adds noise",
     variance: "sigma squared",
     no_noise_clip: "beyond +-c = +-0.5",
-    no_bound_clip: "clip u + eps to [-1, 1] after adding the noise",
+    no_bound_clip: "(dimension 0 goes down to -1.45, dimension 1 goes up to 1.45)",
     bound_clip_first: "clip u + eps to [-1, 1] after adding the noise",
     sum_clipped_at_c: "clip the noise eps alone to [-c, c]",
     randn_like: "torch.randn and torch.randn_like draw from torch's global generator",

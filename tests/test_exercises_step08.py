@@ -125,7 +125,7 @@ def test_names_each_wrong_minimum(assert_rejected):
 def test_a_two_critic_answer_is_told_to_handle_one_critic(capsys):
     assert not check_clipped_double_q(two_critics_only)
     out = capsys.readouterr().out
-    assert "with one critic: my_min(q_values) with one critic raised IndexError" in out
+    assert "with one critic: my_min(q_values) raised IndexError" in out
     assert "one critic included" in out
 
 
@@ -134,6 +134,13 @@ def test_the_same_reply_is_given_once_for_every_case(capsys):
     out = capsys.readouterr().out
     assert out.count("minimum over the whole batch") == 1
     assert "with two critics, three critics, one critic:" in out
+
+
+def test_an_error_raised_in_every_case_is_said_once(capsys):
+    """A typo (NameError) was said three times, once per number of critics, each naming its case twice."""
+    assert not check_clipped_double_q(lambda q_values: torhc.min(q_values[0], q_values[1]))  # noqa: F821
+    out = capsys.readouterr().out
+    assert out.count("NameError") == 1 and "with two critics, three critics, one critic: my_min(q_values)" in out, out
 
 
 def test_one_critic_does_not_contradict_the_others(capsys):
@@ -151,9 +158,11 @@ def test_unpacking_into_a_two_tensor_minimum_is_told_why_it_fails(capsys):
     for answer in (unpacked_min, unpacked_minimum):
         assert not check_clipped_double_q(answer)
         out = capsys.readouterr().out
-        assert "with three critics raised TypeError: torch.min(a, b) and torch.minimum(a, b) compare exactly two" in out
+        assert (
+            "three critics: my_min(q_values) raised TypeError: torch.min(a, b) and torch.minimum(a, b) compare" in out
+        )
         assert "q_values holds 3. Write it for any number of critics" in out and "expected one of" not in out, out
-    assert "with one critic raised TypeError" in out and "q_values holds 1" in out, out
+    assert "one critic: my_min(q_values) raised TypeError" in out and "q_values holds 1" in out, out
 
 
 def squeezed_and_stacked(q_values):

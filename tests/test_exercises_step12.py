@@ -115,6 +115,20 @@ def test_accepts_correct(capsys):
     assert "Correct!" in capsys.readouterr().out
 
 
+def zero_grad_at_the_end(critics, optimizer, obs, action, y):
+    loss = loss_of(critics, obs, action, y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()  # ready for the next call: this one's gradients came from its loss alone
+    return loss.item()
+
+
+def test_gradients_cleared_at_the_end_are_right_and_not_praised_as_cleared_first(capsys):
+    assert check_update_critics(zero_grad_at_the_end)
+    out = capsys.readouterr().out
+    assert "Correct!" in out and "from this loss's gradients alone" in out and "first" not in out
+
+
 def test_names_each_wrong_one(assert_rejected):
     assert_rejected(
         check_update_critics,

@@ -294,10 +294,14 @@ def _bound_problem(near: torch.Tensor, noise_is_right: bool) -> str | None:
     u = _u(near)
     outside = (u < -1 - 1e-5) | (u > 1 + 1e-5)
     if bool(outside.any()):
-        dims = [d for d in range(2) if bool(outside[:, d].any())]
+        reach = [  # "dimension 0 goes down to -1.45"
+            f"dimension {d} goes {'down' if low < -1 - 1e-5 else 'up'} to {(low if low < -1 - 1e-5 else high):.2f}"
+            for d, (low, high) in enumerate(zip(u.amin(0).tolist(), u.amax(0).tolist()))
+            if bool(outside[:, d].any())
+        ]
         return (
-            f"some u leave [-1, 1] in dimension {dims} (min {_fmt(u.amin(0))}, max {_fmt(u.amax(0))}), so"
-            " a~ leaves its own [low, high]: clip u + eps to [-1, 1] after adding the noise, then map back"
+            f"some u leave [-1, 1] ({', '.join(reach)}), so a~ leaves its own [low, high]: clip u + eps to"
+            " [-1, 1] after adding the noise, then map back"
         )
     at_low, at_high = float((u[:, 0] <= -1 + 1e-5).float().mean()), float((u[:, 1] >= 1 - 1e-5).float().mean())
     # u = -+0.95, sigma = 0.2: P(eps < -0.05) = P(eps > 0.05) = P(Z > 0.25) = 0.40 piles on the bound

@@ -146,7 +146,7 @@ def _raised(problem: str, qs: tuple[torch.Tensor, ...]) -> str:
         )
     if any(f"raised TypeError: {function}()" in problem for function in ("min", "minimum")):
         # torch.min(*q_values) or torch.minimum(*q_values): torch's own reply lists every signature, over many lines
-        call = problem.split(": ", 1)[0]  # "my_min(q_values) with three critics raised TypeError"
+        call = problem.split(": ", 1)[0]  # "my_min(q_values) raised TypeError"
         return (
             f"{call}: torch.min(a, b) and torch.minimum(a, b) compare exactly two tensors, element-wise, and here"
             f" q_values holds {len(qs)}. {any_number}"
@@ -179,10 +179,10 @@ def _verdict(answer, qs: tuple[torch.Tensor, ...]) -> str | None:
     )
 
 
-def _case_problem(fn, name: str, qs: tuple[torch.Tensor, ...]) -> str | None:
-    """What is wrong with `fn` on the case `qs` of cases() (named `name` in the reply), or None."""
+def _case_problem(fn, qs: tuple[torch.Tensor, ...]) -> str | None:
+    """What is wrong with `fn` on the case `qs` of cases(), or None."""
     given = tuple(q.clone() for q in qs)
-    answer, problem = run_safely(fn, given, what=f"my_min(q_values) with {name}")
+    answer, problem = run_safely(fn, given, what="my_min(q_values)")  # the reply names the cases: one line for all
     if problem is not None:
         return _raised(problem, qs)
     problem = _verdict(answer, qs)
@@ -216,7 +216,7 @@ def check_clipped_double_q(fn) -> bool:
     batch of one transition."""
     problems: dict[str, list[str]] = {}  # reply -> the cases that got it
     for name, qs in cases():
-        problem = _case_problem(fn, name, qs)
+        problem = _case_problem(fn, qs)
         if problem is not None:
             problems.setdefault(problem, []).append(name)
     replies = [f"with {', '.join(names)}: {problem}" for problem, names in problems.items()]

@@ -280,4 +280,4 @@ def check_update_critics(update_critics) -> bool:
                 return report([problem], "")
         if not all(stepped):  # the critics moved as the given optimizer would move them, but another one moved them
             return report([OWN_OPTIMIZER], "")
-    return report([], "one Adam step on both critics, gradients cleared first, the loss returned.")
+    return report([], "one Adam step on both critics, from this loss's gradients alone, the loss returned.")

@@ -80,6 +80,8 @@ DEFAULT_PRESET = "pendulum"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C; a cluster's scheduler, Colab's session end
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # gymnasium colours its warnings' text
 READER_GONE = getattr(signal, "SIGPIPE", 13)  # what a stop by a closed output pipe counts as (exit status 141)
+TERMINAL = "/dev/tty"  # where a stop is said when stderr's reader has gone
+_GONE: set[int] = set()  # the file descriptors that _to_devnull pointed at os.devnull
 
 
 class RunError(ValueError):
@@ -139,8 +141,15 @@ def _one_line(error: Exception) -> str:
 
 
 def _exit_on_signal(message: str, number: int) -> int:
-    """Print `message` and return the exit status of a process stopped by the signal: 128 + its number."""
-    print(message, file=sys.stderr)
+    """Print `message` and return the exit status of a process stopped by the signal: 128 + its number. Where
+    stderr's reader has gone (`train 2>&1 | tee log` and Ctrl-C, which ends tee too), the terminal gets it."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        _to_devnull(sys.stderr)
+    if _file_descriptor(sys.stderr) in _GONE:
+        with contextlib.suppress(OSError), open(TERMINAL, "w") as terminal:  # none: a job without a terminal
+            print(message, file=terminal)
     return 128 + number
 
 
@@ -1011,10 +1020,21 @@ class _Guarded:
 
 
 def _to_devnull(stream) -> None:
-    """Point `stream`'s file descriptor, whose reader has gone, at os.devnull: Python's last flush at exit would
-    raise again."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):  # a stream with no file descriptor: none
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    """Point `stream`'s file descriptor, whose reader has gone, at os.devnull (Python's last flush at exit would
+    raise again), and note it in _GONE."""
+    descriptor = _file_descriptor(stream)
+    if descriptor is not None:
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), descriptor)
+            _GONE.add(descriptor)
+
+
+def _file_descriptor(stream) -> int | None:
+    """`stream`'s file descriptor, or None for a stream with none (a notebook's)."""
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _stopped_by(signals, stop: list[int]):

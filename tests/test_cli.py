@@ -5,6 +5,7 @@ import errno
 import json
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -788,6 +789,43 @@ def test_an_output_pipe_closed_stops_training_with_its_checkpoint_saved(tmp_path
     assert 0 < step < 5000  # saved where it stopped, at its first write after the reader went
     main(["train", "--resume", str(run), "--steps", str(step + 50)])
     assert TD3.load(run / "checkpoint").num_steps == step + 50
+
+
+@pytest.mark.skipif(not hasattr(os, "setsid"), reason="a terminal of its own needs POSIX sessions")
+def test_a_stop_whose_output_is_gone_is_said_on_the_terminal(tmp_path):
+    """`train 2>&1 | tee log` and Ctrl-C, which ends tee too (or `2>&1 | head -1`): the line that says the checkpoint
+    is saved and how to continue went into the closed pipe, and the terminal showed nothing."""
+    import fcntl
+    import pty
+    import termios
+
+    controller, terminal = pty.openpty()
+
+    def own_terminal():  # the child's controlling terminal is the pty, as a shell's job has its terminal
+        os.setsid()
+        fcntl.ioctl(terminal, termios.TIOCSCTTY, 0)
+
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "td3_steps", "train", "--out", str(run), "--steps", "5000", "--eval-freq", "500",
+               "--eval-episodes", "1", "--threads", "1"]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=terminal, preexec_fn=own_terminal, text=True
+    )
+    try:
+        assert process.stdout.readline().startswith("Training Pendulum-v1")
+        process.stdout.close()  # stdout and stderr's reader is gone
+        assert process.wait(timeout=120) == 128 + signal.SIGPIPE
+    finally:
+        process.kill()
+        os.close(terminal)
+    said = b""
+    while select.select([controller], [], [], 1)[0]:
+        try:
+            said += os.read(controller, 4096)
+        except OSError:  # the child's side is closed
+            break
+    os.close(controller)
+    assert b"checkpoint saved. Continue with" in said and b"--resume" in said, said
 
 
 def test_resume_given_a_path_inside_a_run_names_the_run_directory(tmp_path, capsys):

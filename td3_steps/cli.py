@@ -23,6 +23,7 @@ import difflib
 import json
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -105,6 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         warnings.formatwarning = _format_warning
     try:
         args.func(args)
+        if sys.stdout is not None:  # what a pipe's buffer holds: a reader gone shows here, not in Python's exit
+            sys.stdout.flush()
     except KeyboardInterrupt:  # outside training, which saves its checkpoint first (see _train)
         if args.debug:
             raise
@@ -112,8 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as error:
         if args.debug:
             raise
-        if isinstance(error, BrokenPipeError) and error.filename is None:  # stdout's reader gone once the work was
-            _to_devnull(sys.stdout)  # done (`train | less`, quit early)
+        if isinstance(error, BrokenPipeError) and _reader_gone(sys.stdout):  # stdout's reader gone once the work
+            _to_devnull(sys.stdout)  # was done (`train | less`, quit early); another pipe's is an error to say
             sys.exit(128 + READER_GONE)  # as a stop by a closed pipe, not "Check the path ... free space"
         raise SystemExit(f"error: {_one_line(error)}") from None  # no chained traceback where one is shown (%run)
     finally:
@@ -807,7 +810,8 @@ def _read_run(run_dir: Path) -> dict:
     if not path.is_file():
         if (run_dir.parent / RUN_FILE).is_file():  # RUN/checkpoint or RUN/policy.pt: the run is the folder above
             raise CheckpointError(
-                f"{run_dir} lies in a run directory: give the run directory, --resume {run_dir.parent}"
+                f"{run_dir} lies in a run directory: give the run directory,"
+                f" --resume {shlex.quote(str(run_dir.parent))}"
             )
         raise CheckpointError(f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run.")
     try:
@@ -1035,6 +1039,24 @@ def _file_descriptor(stream) -> int | None:
         return stream.fileno()
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def _reader_gone(stream) -> bool:
+    """Whether `stream`'s reader has gone: a flush of what it holds fails again, or its file descriptor is a pipe
+    with no reader left (a write that failed unbuffered, python -u, leaves nothing to flush). A BrokenPipeError
+    of another pipe (an environment's own, to a simulator) leaves stdout as it was."""
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError, AttributeError):
+        return False
+    try:
+        poller = select.poll()  # Linux: POLLERR on a pipe's writing end once its last reader has closed it
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no file descriptor, or no poll (Windows)
+        return False
 
 
 def _stopped_by(signals, stop: list[int]):

@@ -839,6 +839,14 @@ def test_resume_given_a_path_inside_a_run_names_the_run_directory(tmp_path, caps
     assert "not a run directory (no run.json)" in fails(["train", "--resume", str(tmp_path / "nowhere")], capsys)
 
 
+def test_the_run_directory_named_for_a_path_inside_it_pastes_into_a_shell(tmp_path, capsys):
+    """A space in the run directory's path is quoted, as in every other command the command line suggests."""
+    run = tmp_path / "my run"
+    main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+    line = fails(["train", "--resume", str(run / "checkpoint"), "--steps", "20"], capsys)
+    assert f"--resume {shlex.quote(str(run))}" in line, line
+
+
 def test_an_output_closed_after_the_run_is_not_a_disk_error(tmp_path, capsys, monkeypatch):
     """`train | less` quit before the run ended: the summary's print was a BrokenPipeError, said as
     "error: [Errno 32] Broken pipe. Check the path, that you may write there and that the disk has free space.",
@@ -861,6 +869,36 @@ def test_an_output_closed_after_the_run_is_not_a_disk_error(tmp_path, capsys, mo
         main(["evaluate", str(run), "--episodes", "1"])
     assert stopped.value.code == 128 + cli.READER_GONE
     assert "Check the path" not in capsys.readouterr().err
+
+
+def test_a_broken_pipe_other_than_stdouts_is_an_error_said(tmp_path, capsys, monkeypatch):
+    """A BrokenPipeError of another pipe (an environment's own, to a simulator that has died), with stdout's reader
+    still there: exit status 141 and no word at all, as if `| less` had been quit."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+
+    def simulator_gone(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(TD3, "evaluate", simulator_gone)
+    assert "Broken pipe" in fails(["evaluate", str(run), "--episodes", "1"], capsys)
+
+
+def test_a_buffered_output_closed_before_the_end_exits_as_a_closed_pipe(tmp_path):
+    """Without PYTHONUNBUFFERED stdout's pipe is block-buffered: the summary's print raised nothing, and its flush
+    at exit said "Exception ignored ... BrokenPipeError" with exit status 120."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone, as less's quit early
+    try:
+        done = subprocess.run([sys.executable, "-m", "td3_steps", "evaluate", str(run), "--episodes", "1"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, env=env, timeout=120)  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 128 + cli.READER_GONE, done.stderr
+    assert "Exception ignored" not in done.stderr, done.stderr
 
 
 def test_a_guarded_output_whose_reader_is_gone_asks_training_to_stop():

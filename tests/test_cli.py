@@ -873,7 +873,8 @@ def test_an_output_closed_after_the_run_is_not_a_disk_error(tmp_path, capsys, mo
 
 def test_a_broken_pipe_other_than_stdouts_is_an_error_said(tmp_path, capsys, monkeypatch):
     """A BrokenPipeError of another pipe (an environment's own, to a simulator that has died), with stdout's reader
-    still there: exit status 141 and no word at all, as if `| less` had been quit."""
+    still there, is an error said in its line (it was exit status 141 and no word at all, as if `| less` had been
+    quit)."""
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
 
@@ -913,6 +914,103 @@ def test_a_guarded_output_whose_reader_is_gone_asks_training_to_stop():
     assert guarded.write("a line\n") == 7 and stop == [cli.READER_GONE]
     guarded.flush()
     assert stop == [cli.READER_GONE]
+
+
+def test_an_error_with_stdouts_reader_gone_is_still_said(tmp_path, capsys, monkeypatch):
+    """Only a BrokenPipeError is the closed pipe's: another error, such as a full disk, raised while stdout's reader
+    has gone (`evaluate | less`, quit early) is said on stderr as ever, not taken for a quiet stop (141)."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
+
+    class Gone:
+        def write(self, *text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        flush = write
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(TD3, "evaluate", disk_full)
+    monkeypatch.setattr(sys, "stdout", Gone())
+    assert "No space left on device. Check the path" in fails(["evaluate", str(run), "--episodes", "1"], capsys)
+
+
+def test_mains_error_carries_no_cause_to_show(tmp_path):
+    """`raise SystemExit(...) from error` suppresses the context too, but IPython's %run shows the cause and its
+    traceback above the one line: main's error is raised from None."""
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit) as stopped:
+        main(["evaluate", str(tmp_path / "empty")])
+    assert str(stopped.value.code).startswith("error: ") and stopped.value.__cause__ is None
+
+
+def test_a_stop_is_said_on_the_terminal_only_where_stderrs_reader_has_gone(tmp_path, monkeypatch):
+    """Ctrl-C outside training in `evaluate 2>&1 | tee log`, which Ctrl-C ends too: "Interrupted." failed to reach
+    the closed pipe and goes to the terminal, with stderr pointed at os.devnull (Python's last flush would raise
+    again). With stderr's reader there it is said once, on stderr, and not again on the terminal."""
+    terminal = tmp_path / "tty"
+    monkeypatch.setattr(cli, "TERMINAL", str(terminal))
+    monkeypatch.setattr(cli, "_GONE", set())
+    read, write = os.pipe()
+    with open(write, "w") as stderr, monkeypatch.context() as patch:
+        patch.setattr(sys, "stderr", stderr)
+        assert cli._exit_on_signal("Interrupted.", signal.SIGINT) == 128 + signal.SIGINT
+    assert os.read(read, 100) == b"Interrupted.\n" and not terminal.exists()
+    os.close(read)
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone
+    with open(write, "w") as stderr, monkeypatch.context() as patch:
+        patch.setattr(sys, "stderr", stderr)
+        assert cli._exit_on_signal("Interrupted.", signal.SIGINT) == 128 + signal.SIGINT
+        assert os.path.samestat(os.fstat(write), os.stat(os.devnull))  # Python's last flush goes nowhere
+    assert terminal.read_text() == "Interrupted.\n"
+
+
+def test_to_devnull_notes_only_a_descriptor_it_pointed_at_devnull(monkeypatch):
+    """_GONE decides whether a stop is said on the terminal: a descriptor that could not be pointed at os.devnull
+    (no descriptor left to open it with) still leads to its pipe, and is not noted as gone."""
+    monkeypatch.setattr(cli, "_GONE", set())
+
+    class Stream:
+        def fileno(self):
+            return 99
+
+    def no_descriptor_left(*args):
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cli.os, "open", no_descriptor_left)
+        cli._to_devnull(Stream())
+    assert cli._GONE == set()
+
+
+def test_the_reader_is_gone_where_a_flush_fails_or_the_pipe_says_so():
+    """python -u: a write that failed left nothing to flush, and only the pipe itself (POLLERR) says its reader has
+    gone. A pipe still read, or a stream that fails otherwise (closed: ValueError), has not lost its reader: a
+    BrokenPipeError then is another pipe's, an error to say."""
+    read, write = os.pipe()
+    with open(write, "w") as stream:
+        assert not cli._reader_gone(stream)
+        os.close(read)
+        assert cli._reader_gone(stream)
+
+    class Closed:
+        def flush(self):
+            raise ValueError("I/O operation on closed file.")
+
+    assert not cli._reader_gone(Closed())
+
+
+def test_the_learning_curve_is_titled_with_the_preset_and_the_seed(tmp_path, monkeypatch):
+    """Five Pendulum curves of five seeds had one title, "TD3 on Pendulum-v1"."""
+    titles, plot = [], cli.plot_learning_curve
+    monkeypatch.setattr(
+        cli, "plot_learning_curve", lambda csv, image, title: titles.append(title) or plot(csv, image, title=title)
+    )
+    main(["train", "--out", str(tmp_path / "run"), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1",
+          "--seed", "3"])  # fmt: skip
+    assert titles == ["TD3 on Pendulum-v1: preset pendulum, seed 3"]
 
 
 def test_tensorboard_event_files_go_in_the_run_directory_or_a_folder_of_it(tmp_path, capsys):

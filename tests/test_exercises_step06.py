@@ -80,6 +80,20 @@ def no_bound_clip(action, low, high, noise_std, noise_clip, generator=None):
     return smoothed(action, low, high, eps, clip_u=False)
 
 
+def clips_only_the_low_bound(action, low, high, noise_std, noise_clip, generator=None):
+    centre, half = (high + low) / 2, (high - low) / 2
+    eps = torch.clamp(torch.randn(action.shape, generator=generator) * noise_std, -noise_clip, noise_clip)
+    return centre + half * torch.clamp((action - centre) / half + eps, min=-1.0)
+
+
+def test_only_the_dimension_that_leaves_the_bounds_is_named(capsys):
+    """u + eps clipped at -1 alone: the reply names dimension 1, which goes up past 1, and not dimension 0, which
+    stays inside [-1, 1] (a dimension inside was said to go "up to" its largest u)."""
+    assert not check_smooth_target_action(clips_only_the_low_bound)
+    out = capsys.readouterr().out
+    assert "some u leave [-1, 1] (dimension 1 goes up to 1.45), so" in out and "dimension 0" not in out, out
+
+
 def bound_clip_first(action, low, high, noise_std, noise_clip, generator=None):
     centre, half = (high + low) / 2, (high - low) / 2
     u = torch.clamp((action - centre) / half, -1.0, 1.0)

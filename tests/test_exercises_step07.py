@@ -174,6 +174,23 @@ def test_the_placeholder_is_told_what_to_work_on_not_the_answer(capsys):
     assert "target critics" not in out and "next_obs" not in out and "next_action" not in out, out
 
 
+def unpacks_the_first_critics_rows(batch, a, critics, targets):
+    with torch.no_grad():
+        q1, q2 = targets(batch.next_obs, a)[0]  # the rows of one Q-value, not the critics
+    return q1, q2
+
+
+def test_an_unpacking_into_two_names_is_told_what_to_return(capsys):
+    """q1, q2 = critic_targets(...) with three critics is told that it takes exactly two, and what to return instead;
+    an unpacking that fails with two critics is not about their number, and is not blamed on it."""
+    assert not check_target_q_values(unpacks_two)
+    out = capsys.readouterr().out
+    assert "takes exactly two critics, and here there are 3: return every one, critic_targets(batch.next_obs," in out
+    assert not check_target_q_values(unpacks_the_first_critics_rows)
+    out = capsys.readouterr().out
+    assert "too many values to unpack (expected 2)" in out and "takes exactly two" not in out, out
+
+
 def freezes_the_critics(batch, a, critics, targets):
     critics.requires_grad_(False)
     return tuple(q.detach() for q in targets(batch.next_obs, a))

@@ -130,6 +130,22 @@ def test_names_each_wrong_answer(assert_rejected):
     assert_rejected(check_current_q, WRONG)
 
 
+def unpacks_the_rows(critic_nets, obs, action):
+    first, second = obs  # the batch's rows, not the critics
+    return right(critic_nets, obs, action)
+
+
+def test_an_unpacking_into_two_names_is_told_what_to_return(capsys):
+    """net1, net2 = critic_nets with three critics is told that it takes exactly two, and how to write the Q-values
+    for any number; an unpacking that fails with two critics is not about their number, and is not blamed on it."""
+    assert not check_current_q(unpacks_two)
+    out = capsys.readouterr().out
+    assert "takes exactly two critics, and here there are 3: x = torch.cat([obs, action], dim=1), then one" in out
+    assert not check_current_q(unpacks_the_rows)
+    out = capsys.readouterr().out
+    assert "too many values to unpack (expected 2)" in out and "takes exactly two" not in out, out
+
+
 def test_the_dim_0_hint_comes_only_with_a_concatenation_along_dim_0(capsys):
     assert not check_current_q(lambda nets, obs, action: tuple(net(torch.cat([obs, action])) for net in nets))
     assert "dim=0 tries to stack them as extra rows" in capsys.readouterr().out

@@ -24,6 +24,7 @@ from td3_steps.exercises import (
     requires_grad_of,
     run_safely,
     snapshot,
+    unpacked_two,
 )
 
 
@@ -191,6 +192,28 @@ def test_match_mistake_names_the_first_matching_mistake():
     assert match_mistake(y, mistakes) is None, "the right answer is no mistake"
     assert match_mistake(2 * y + 0.01, mistakes) is None
     assert match_mistake(2 * y + 0.01, mistakes, tol=0.1) == "the factor 2 is extra"
+
+
+def test_unpacked_two_names_only_q1_q2_unpacking_the_critics():
+    """Steps 7, 8 and 10 tell `q1, q2 = ...` that it takes exactly two critics: only Python's error of an unpacking
+    into two names, with three critics or one. Another unpacking (into three names, of nothing, or of anything with
+    two critics, where q1, q2 = ... works) is not blamed on the number of critics."""
+
+    def two_names(x):
+        q1, q2 = x
+        return q1
+
+    def three_names(x):
+        a, b, c = x
+        return a
+
+    def problem(fn, x):
+        return run_safely(fn, x, what="my_fn(x)")[1]
+
+    assert unpacked_two(problem(two_names, [1, 2, 3]), 3) and unpacked_two(problem(two_names, [1]), 1)
+    assert not unpacked_two(problem(two_names, [1, 2, 3]), 2), "with two critics q1, q2 = ... raises nothing"
+    assert not unpacked_two(problem(three_names, [1, 2, 3, 4]), 3), "three names, not q1, q2"
+    assert not unpacked_two(problem(two_names, []), 1), "nothing unpacked: not the one critic"
 
 
 def test_explain_error_adds_what_a_known_error_means():

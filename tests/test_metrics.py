@@ -227,6 +227,47 @@ def test_both_critics_q_means_show_where_they_coincide(tmp_path):
     assert orange > 300, f"q1's line shows in {orange} pixels"
 
 
+def test_the_learning_curves_steps_read_as_200k_and_1M(tmp_path, monkeypatch):
+    """The steps axis read 0.2 ... 1.0 with an offset "1e6" in the corner, easy to miss on a slide."""
+    import matplotlib.pyplot as plt
+
+    figures, close = [], plt.close
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to read its axis
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    for step in range(0, 1_000_001, 100_000):
+        log({"step": step, "eval_return": -2.0, "q1_mean": -1.0, "q2_mean": -1.0})
+    plot_learning_curve(path, tmp_path / "curve.png")
+    (fig,) = figures
+    steps = fig.axes[1].xaxis
+    labels, offset = [label.get_text() for label in steps.get_ticklabels()], steps.get_offset_text().get_text()
+    close(fig)
+    assert {"200k", "1M"} <= set(labels) and offset == "", (labels, offset)
+
+
+def test_q2s_dashes_stand_apart_from_q1s_orange_in_grey_too(tmp_path, monkeypatch):
+    """q2's mean is drawn over q1's: its dashes must show against q1's orange for a reader who tells colours by
+    lightness alone (a colour-blind reader, a greyscale print), as tab:green, of about orange's lightness, would not."""
+    import matplotlib.colors
+    import matplotlib.pyplot as plt
+
+    figures, close = [], plt.close
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to read its lines
+    path = tmp_path / "metrics.csv"
+    log = MetricsCSV(path)
+    for step in (100, 200, 300):
+        log({"step": step, "eval_return": -2.0, "q1_mean": -1.0, "q2_mean": -1.0})
+    plot_learning_curve(path, tmp_path / "curve.png")
+    (fig,) = figures
+    colours = {line.get_label(): matplotlib.colors.to_rgb(line.get_color()) for line in fig.axes[1].get_lines()}
+    close(fig)
+
+    def grey(rgb):
+        return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
+
+    assert abs(grey(colours["q2 mean"]) - grey(colours["q1 mean"])) > 0.3, colours
+
+
 def test_tensorboard_gets_the_csv_column_names(tmp_path, monkeypatch, toy_env, toy_config):
     scalars = []
 

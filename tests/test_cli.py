@@ -166,6 +166,18 @@ def test_render_refuses_a_folder_it_cannot_write_before_recording(tmp_path, caps
     assert f"Cannot write {tmp_path / 'agent.gif'}: {tmp_path} does not take new files" in line, line
 
 
+class ReaderGone:
+    """An output whose reader has gone (`| less` quit early): every write and flush is a BrokenPipeError."""
+
+    def write(self, *text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    flush = write
+
+    def fileno(self):
+        raise ValueError("no file descriptor here")
+
+
 def fails(argv: list[str], capsys) -> str:
     """main(argv) fails as the command line must: one line on stderr, exit status 1, no traceback; that line."""
     capsys.readouterr()
@@ -853,18 +865,8 @@ def test_an_output_closed_after_the_run_is_not_a_disk_error(tmp_path, capsys, mo
     exit status 1, after a run that had written all its files. It now ends as a closed pipe does (141), silently."""
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
-
-    class Gone:
-        def write(self, *text):
-            raise BrokenPipeError(32, "Broken pipe")
-
-        flush = write
-
-        def fileno(self):
-            raise ValueError("no file descriptor here")
-
     capsys.readouterr()
-    monkeypatch.setattr(sys, "stdout", Gone())
+    monkeypatch.setattr(sys, "stdout", ReaderGone())
     with pytest.raises(SystemExit) as stopped:
         main(["evaluate", str(run), "--episodes", "1"])
     assert stopped.value.code == 128 + cli.READER_GONE
@@ -903,14 +905,8 @@ def test_a_buffered_output_closed_before_the_end_exits_as_a_closed_pipe(tmp_path
 
 
 def test_a_guarded_output_whose_reader_is_gone_asks_training_to_stop():
-    class Gone:
-        def write(self, *text):
-            raise BrokenPipeError(32, "Broken pipe")
-
-        flush = write
-
     stop = []
-    guarded = cli._Guarded(Gone(), stop)
+    guarded = cli._Guarded(ReaderGone(), stop)
     assert guarded.write("a line\n") == 7 and stop == [cli.READER_GONE]
     guarded.flush()
     assert stop == [cli.READER_GONE]
@@ -922,17 +918,11 @@ def test_an_error_with_stdouts_reader_gone_is_still_said(tmp_path, capsys, monke
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
 
-    class Gone:
-        def write(self, *text):
-            raise BrokenPipeError(32, "Broken pipe")
-
-        flush = write
-
     def disk_full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(TD3, "evaluate", disk_full)
-    monkeypatch.setattr(sys, "stdout", Gone())
+    monkeypatch.setattr(sys, "stdout", ReaderGone())
     assert "No space left on device. Check the path" in fails(["evaluate", str(run), "--episodes", "1"], capsys)
 
 

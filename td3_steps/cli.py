@@ -162,6 +162,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(1, f"error: {message} (see: {self.prog} --help)\n")
 
+    def _check_value(self, action, value):
+        """argparse's "invalid choice" (a command or a preset), with the choice spelled most like it."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as error:
+            guesses = difflib.get_close_matches(str(value), [str(choice) for choice in action.choices or ()], 1)
+            if not guesses:
+                raise
+            raise argparse.ArgumentError(action, f"{error.message}; did you mean {guesses[0]}?") from None
+
 
 # The flags of CleanRL's td3_continuous_action.py (and --lr) that are spelled otherwise here.
 OTHER_NAMES = {
@@ -808,10 +818,11 @@ RUN_REMEDY = "It records the run's settings: restore it from a copy, or start a 
 def _read_run(run_dir: Path) -> dict:
     path = run_dir / RUN_FILE
     if not path.is_file():
-        if (run_dir.parent / RUN_FILE).is_file():  # RUN/checkpoint or RUN/policy.pt: the run is the folder above
+        # RUN/checkpoint, RUN/policy.pt or RUN/checkpoint/meta.json: the run is a folder above
+        holder = next((folder for folder in run_dir.parents[:2] if (folder / RUN_FILE).is_file()), None)
+        if holder is not None:
             raise CheckpointError(
-                f"{run_dir} lies in a run directory: give the run directory,"
-                f" --resume {shlex.quote(str(run_dir.parent))}"
+                f"{run_dir} lies in a run directory: give the run directory, --resume {shlex.quote(str(holder))}"
             )
         raise CheckpointError(f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run.")
     try:

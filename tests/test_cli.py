@@ -388,6 +388,19 @@ def test_a_misspelt_flag_is_named_with_the_command_whose_help_lists_the_right_on
     assert not any(tmp_path.iterdir())
 
 
+def test_a_misspelt_command_or_choice_is_named_with_the_one_spelled_most_like_it(tmp_path, capsys):
+    for argv, wrong, guess, command in (
+        (["trian"], "trian", "train", ""),
+        (["evaluat", "run"], "evaluat", "evaluate", ""),
+        (["train", "--preset", "pendullum"], "pendullum", "pendulum", " train"),
+    ):
+        line = fails(argv, capsys)
+        assert f"invalid choice: '{wrong}'" in line, line
+        assert line.rstrip().endswith(f"); did you mean {guess}? (see: python -m td3_steps{command} --help)"), line
+    assert "did you mean" not in fails(["train", "--preset", "zzz"], capsys)  # nothing like it: argparse's list alone
+    assert not any(tmp_path.iterdir())
+
+
 def test_total_timesteps_is_another_name_for_steps(tmp_path):
     """Stable-Baselines3's learn(total_timesteps=...) and CleanRL's --total-timesteps."""
     main(
@@ -841,14 +854,17 @@ def test_a_stop_whose_output_is_gone_is_said_on_the_terminal(tmp_path):
 
 
 def test_resume_given_a_path_inside_a_run_names_the_run_directory(tmp_path, capsys):
-    """`--resume RUN/checkpoint` (the checkpoint to continue from, as a newcomer reads it) or `--resume RUN/policy.pt`
-    said only "is not a run directory (no run.json); give the --out of an earlier run"."""
+    """`--resume RUN/checkpoint` (the checkpoint to continue from, as a newcomer reads it), `--resume RUN/policy.pt`
+    or `--resume RUN/checkpoint/state.pt` said only "is not a run directory (no run.json); give the --out of an
+    earlier run"."""
     run = tmp_path / "run"
     main(["train", "--out", str(run), "--steps", "10", "--eval-freq", "10", "--eval-episodes", "1"])
-    for inside in (run / "checkpoint", run / "policy.pt"):
+    for inside in (run / "checkpoint", run / "policy.pt", run / "checkpoint" / "state.pt"):
         line = fails(["train", "--resume", str(inside), "--steps", "20"], capsys)
         assert f"give the run directory, --resume {run}" in line, line
     assert "not a run directory (no run.json)" in fails(["train", "--resume", str(tmp_path / "nowhere")], capsys)
+    deeper = run / "checkpoint" / "a" / "b"  # three levels down is no longer a slip of one file or folder
+    assert "not a run directory (no run.json)" in fails(["train", "--resume", str(deeper)], capsys)
 
 
 def test_the_run_directory_named_for_a_path_inside_it_pastes_into_a_shell(tmp_path, capsys):

@@ -212,6 +212,37 @@ def counts_twice(agent):
     agent.critic_updates += 1
 
 
+def actor_on_next_obs(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        actor_update(agent.actor, agent.critics, batch.next_obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def actor_climbs_the_minimum(agent):
+    batch = steps_4_to_12(agent)
+    if delayed(agent):
+        agent.critics.requires_grad_(False)
+        q1, q2 = current_q_values(agent.critics, batch.obs, agent.actor(batch.obs))
+        loss = -torch.min(q1, q2).mean()
+        agent.actor_optimizer.zero_grad()
+        loss.backward()
+        agent.actor_optimizer.step()
+        agent.critics.requires_grad_(True)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
+def actor_on_a_new_batch(agent):
+    steps_4_to_12(agent)
+    if delayed(agent):
+        batch = agent.memory.sample(agent.config.batch_size, agent.update_rng)
+        actor_update(agent.actor, agent.critics, batch.obs, agent.actor_optimizer)
+        polyak_update(agent.actor, agent.actor_target, agent.config.tau)
+        polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
+
+
 def test_accepts_correct(capsys):
     assert check_td3_iteration(correct)
     assert "Correct!" in capsys.readouterr().out
@@ -241,6 +272,9 @@ def test_names_each_misplaced_step(assert_rejected):
             wrong_pair: "raised ValueError",
             counts_twice: "add 1 once per iteration",
             asks_before_counting: "(before agent.critic_updates += 1 it still holds 0, one update behind)",
+            actor_on_next_obs: "the actor's step at iteration 2 used batch.next_obs",
+            actor_climbs_the_minimum: "the actor's step at iteration 4 took the minimum of the two critics",  # at 2, critic 1 is the lower everywhere
+            actor_on_a_new_batch: "the actor's step at iteration 2 differs from actor_update(agent.actor",  # no slip known
         },
     )
 

@@ -7,10 +7,14 @@ targets must agree, and the critic-update counter too. A large tau (0.4) and lea
 replies name the misplacements students write (a target updated every iteration, before its
 network's update, with a fixed tau, as an alias of the online network, with a Polyak formula of
 notebook 14's table of mistakes, or toward the other critic; the delay counted in environment
-steps, written in as 2, or by a counter of the function's own; the wrong optimizer; polyak_update's arguments swapped).
+steps, written in as 2, or by a counter of the function's own; the wrong optimizer; polyak_update's arguments swapped;
+the actor's step on batch.next_obs, or climbing the minimum of the critics).
 """
 
 from __future__ import annotations
+
+import copy
+import functools
 
 import numpy as np
 import torch
@@ -18,6 +22,7 @@ import torch
 from td3_steps.actor_update import policy_update_due
 from td3_steps.agent import TD3
 from td3_steps.config import TD3Config
+from td3_steps.critic_update import current_q_values
 from td3_steps.exercises import Mistake, checker, close, match_mistake, report, run_safely
 from td3_steps.exercises.step14 import MATCH_TOL, polyak, polyak_slip
 from td3_steps.exercises.step14 import MISTAKES as FORMULA_MISTAKES
@@ -39,6 +44,20 @@ CONFIG = TD3Config(
 GROUPS = ("actor", "actor_target", "critics", "critic_targets")
 DRAWS = "the batch and then the smoothing noise are drawn from agent.update_rng, in that order"
 TARGETS = ((14, "actor_target", "actor"), (15, "critic_targets", "critics"))  # (step, target, its online network)
+# Actor steps on the wrong states or with the wrong loss, as students write them: (what to say, the loss minimised)
+ACTOR_SLIPS = (
+    (
+        "used batch.next_obs: the actor climbs critic 1 at the states the batch starts from, batch.obs (next_obs"
+        " feeds only the target, steps 5 to 7): actor_update(agent.actor, agent.critics, batch.obs,"
+        " agent.actor_optimizer).",
+        lambda actor, critics, batch: -critics.q1(batch.next_obs, actor(batch.next_obs)).mean(),
+    ),
+    (
+        "took the minimum of the two critics: TD3's actor climbs critic 1 alone, -Q_1(s, pi(s)).mean(), as"
+        " actor_update does (the minimum belongs to the target, step 8).",
+        lambda actor, critics, batch: -torch.min(*current_q_values(critics, batch.obs, actor(batch.obs))).mean(),
+    ),
+)
 
 
 def _agent(delay: int, seed: int = 0) -> TD3:
@@ -89,7 +108,8 @@ def _counts_own_calls(i: int, delay: int, moved: bool) -> bool:
     return delay != DELAYS[0] and moved == policy_update_due(calls, delay)
 
 
-def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backpropagated: bool) -> str | None:
+def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backpropagated: bool, slip) -> str | None:
+    """What is wrong with the actor after iteration i, or None; `slip()` names a known slip in its step."""
     moved = not _equal(ours["actor"], before["actor"])
     if moved != due and _counts_own_calls(i, delay, moved):
         return (
@@ -122,10 +142,29 @@ def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backprop
             " delay counts critic updates, never environment steps (agent.num_steps)."
         )
     if due and not close(ours["actor"], theirs["actor"]):
-        return (
+        return slip() or (
             f"the actor's step at iteration {i} differs from actor_update(agent.actor, agent.critics,"
             " batch.obs, agent.actor_optimizer) on this iteration's batch."
         )
+    return None
+
+
+def _actor_slip(i: int, delay: int, actor_before, critics, draws: torch.Tensor, adam: dict, actor) -> str | None:
+    """The slip of ACTOR_SLIPS that puts the actor where the student's step did, found by taking the step with each
+    from the same actor, critics, Adam state and batch (the one drawn with `draws`, update_rng's state), or None."""
+    for says, loss_of in ACTOR_SLIPS:
+        probe = _agent(delay)
+        with torch.no_grad():
+            for p, value in zip([*probe.actor.parameters(), *probe.critics.parameters()], [*actor_before, *critics]):
+                p.copy_(value)
+        probe.actor_optimizer.load_state_dict(copy.deepcopy(adam))  # it keeps the tensors it is given, and steps them
+        batch = probe.memory.sample(CONFIG.batch_size, torch.Generator().set_state(draws))
+        probe.critics.requires_grad_(False)
+        probe.actor_optimizer.zero_grad()
+        loss_of(probe.actor, probe.critics, batch).backward()
+        probe.actor_optimizer.step()
+        if close(list(probe.actor.parameters()), actor):
+            return f"the actor's step at iteration {i} {says}"
     return None
 
 
@@ -229,6 +268,7 @@ def _run(td3_iteration, delay: int) -> list[str]:
     for i in range(1, ITERATIONS[delay] + 1):
         before = _snapshot(student)
         grads_before = [None if p.grad is None else p.grad.clone() for p in student.actor.parameters()]
+        draws, adam = student.update_rng.get_state(), copy.deepcopy(student.actor_optimizer.state_dict())
         _, problem = run_safely(
             td3_iteration,
             student,
@@ -263,7 +303,10 @@ def _run(td3_iteration, delay: int) -> list[str]:
             for p, g in zip(student.actor.parameters(), grads_before)
         )
         swapped = _swapped(before, ours, theirs)
-        actor = _swapped_problem(i, swapped) or _actor_problem(i, due, delay, before, ours, theirs, backpropagated)
+        slip = functools.partial(_actor_slip, i, delay, before["actor"], ours["critics"], draws, adam, ours["actor"])
+        actor = _swapped_problem(i, swapped) or _actor_problem(
+            i, due, delay, before, ours, theirs, backpropagated, slip
+        )
         # a wrong actor update explains its target's position, and a swapped call its target's: those are not judged
         touched = backpropagated or not _equal(ours["actor"], before["actor"])
         explained = {name for name, _ in swapped} | ({"actor_target"} if actor and touched else set())

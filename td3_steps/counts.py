@@ -8,8 +8,9 @@ import numpy as np
 
 
 def is_count(value, minimum: int = 0) -> bool:
-    """An int or a numpy integer (a sweep over np.arange) of at least `minimum`; never a bool: True is no count."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum
+    """An int or a numpy integer (a sweep over np.arange) of at least `minimum`; never a bool: True is no count.
+    The answer is a Python bool (a numpy integer's comparison is numpy's np.True_)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and bool(value >= minimum)
 
 
 def is_sizes(value) -> bool:

@@ -547,9 +547,16 @@ def stored_observations(space: gym.Space, observations) -> np.ndarray:
         rows = [observation_batch(space, obs)[0] for obs in observations]
         return np.concatenate(rows) if rows else np.empty((0, *stored_observation_shape(space)), np.float32)
     batch, batched = observation_batch(space, observations)
-    if not batched:
-        shape = ", ".join(map(str, space.shape))
-        raise ValueError(f"Expected a batch of observations shaped (n, {shape}), got a single observation.")
+    if not batched:  # a Dict, Tuple or Discrete space has no batch shape to name: a list of n observations is one
+        if isinstance(space, spaces.Box):
+            raise ValueError(
+                f"Expected a batch of observations shaped (n, {', '.join(map(str, space.shape))}), got a single"
+                " observation."
+            )
+        raise ValueError(
+            f"Expected a batch of observations of {space}, got a single observation: give a list of n observations,"
+            " [observation] for one."
+        )
     return batch
 
 

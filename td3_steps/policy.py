@@ -281,8 +281,9 @@ class Policy:
         if stored_observation_shape(env.observation_space) != saved_shape:
             raise CheckpointError(f"{path} was saved for observations of shape {saved_shape}, "
                                   f"but {env_id_of(env)} gives {stored_observation_shape(env.observation_space)}.")  # fmt: skip
+        action_space = check_action_space(env.action_space)  # discrete actions: a SpaceError, as Policy(...) gives
         mismatch = bounds_mismatch(
-            state["action_low"].detach().cpu(), state["action_high"].detach().cpu(), env.action_space
+            state["action_low"].detach().cpu(), state["action_high"].detach().cpu(), action_space
         )
         if mismatch:
             raise CheckpointError(

@@ -13,6 +13,14 @@ def test_ints_and_numpy_integers_count_bools_and_floats_do_not():
     assert not is_count(0, 1)
 
 
+def test_every_rule_answers_a_python_bool_for_numpy_values_too():
+    """is_count answered a numpy integer with numpy's np.True_ (its `value >= minimum`), which `is True` and
+    isinstance(..., bool) refuse, though its annotation says bool."""
+    for value in (np.int64(3), np.int64(-1), np.uint8(0), np.float64(0.5), [np.int64(2)]):
+        answers = is_count(value), is_count(value, 1), is_sizes(value), is_flag(value), is_number(value)
+        assert all(type(answer) is bool for answer in answers), (value, answers)
+
+
 def test_numpy_integers_work_wherever_a_count_is_asked_for(toy_env, toy_config):
     """A sweep over np.arange gives numpy integers: each is taken as its value, never refused as 'not an integer'."""
     n = np.int64(2)

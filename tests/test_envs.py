@@ -23,6 +23,7 @@ from td3_steps.envs import (
     make_env,
     stored_observation,
     stored_observation_shape,
+    stored_observations,
     training_action_space,
 )
 
@@ -64,6 +65,24 @@ def test_a_batch_of_dict_or_tuple_observations_is_a_batch(small_config, toy_env)
                 ValueError, match=r"Expected one observation of Dict.* or a batch of them .* one length"
             ):
                 model.predict(ragged)
+
+
+def test_one_observation_where_a_batch_is_asked_for_is_refused_for_every_space():
+    """stored_observations (TD3.pretrain's) named the batch shape from space.shape, which a Dict or Tuple space has
+    not: one such observation raised "'NoneType' object is not iterable" instead of saying to give a list."""
+    box = spaces.Box(-1.0, 1.0, (3,), np.float32)
+    with pytest.raises(ValueError, match=r"Expected a batch of observations shaped \(n, 3\), got a single"):
+        stored_observations(box, np.zeros(3, np.float32))
+    for space, one in [
+        (spaces.Dict({"a": box}), {"a": np.zeros(3, np.float32)}),
+        (spaces.Tuple((box,)), (np.zeros(3, np.float32),)),
+        (spaces.Discrete(4), 2),
+    ]:
+        with pytest.raises(
+            ValueError, match=r"got a single observation: give a list of n observations, \[observation\]"
+        ):
+            stored_observations(space, one)
+        assert stored_observations(space, [one]).shape == (1, *stored_observation_shape(space))
 
 
 def test_discrete_actions_are_refused_clearly(small_config, toy_env):

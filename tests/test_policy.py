@@ -12,7 +12,7 @@ import torch
 from gymnasium import spaces
 
 import td3_steps.policy
-from td3_steps import TD3, Actor, CheckpointError, Policy, make_env
+from td3_steps import TD3, Actor, CheckpointError, Policy, SpaceError, make_env
 from td3_steps.policy import policy_digest
 from td3_steps.seeding import ACTING, derived_seed
 
@@ -420,6 +420,16 @@ def test_an_edited_seed_or_an_edited_file_of_version_3_is_refused(tmp_path, smal
     torch.save(data, tmp_path / "v3.pt")
     with pytest.raises(CheckpointError, match="does not match the sha256 it holds"):
         Policy.load(tmp_path / "v3.pt")
+
+
+def test_a_policy_loaded_into_an_env_of_discrete_actions_is_refused_as_a_policy_made_there_is(tmp_path, small_config):
+    """MountainCar-v0 observes as MountainCarContinuous-v0 does, but acts in Discrete(3): Policy.load read the bounds
+    of a space that has none ("'Discrete' object has no attribute 'low'"). gymnasium's own envs are not checked when
+    given (as_env), so only Policy.load's own check can say so."""
+    TD3("MountainCarContinuous-v0", small_config, seed=0, device="cpu").save_policy(tmp_path / "policy.pt")
+    for other in ("MountainCar-v0", make_env("MountainCar-v0")):
+        with pytest.raises(SpaceError, match=r"bounded continuous actions.*Discrete\(3\).* such as DQN"):
+            Policy.load(tmp_path / "policy.pt", env=other)
 
 
 def test_a_policy_loaded_into_another_env_names_it(tmp_path, small_config, toy_env):

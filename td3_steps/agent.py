@@ -61,6 +61,8 @@ class TD3:
         tensorboard_log: a directory for TensorBoard event files of learn()'s metrics (needs tensorboard).
     """
 
+    config_class: type[TD3Config] = TD3Config  # a variant's subclass of it holds its own hyperparameters (README)
+
     def __init__(
         self,
         env: str | gym.Env,
@@ -75,7 +77,7 @@ class TD3:
     ):
         self.env = envs.as_env(env)
         self.env_id = envs.env_id_of(env)
-        self.config = config = config_of(config, config_fields)
+        self.config = config = config_of(config, config_fields, self.config_class)
         self.seed = run_seed(seed)
         self.device = resolve_device(device)
         if tensorboard_log is not None:
@@ -286,10 +288,8 @@ class TD3:
         return self.num_steps % every == 0
 
     def _train(self) -> None:
-        """One round of updates: gradient_steps iterations of train_step, at the scheduled learning rate.
-
-        gradient_steps = -1 takes one iteration per environment step since the last round.
-        """
+        """One round of updates: gradient_steps iterations of train_step, at the scheduled learning rate
+        (gradient_steps = -1: one iteration per environment step since the last round)."""
         c = self.config
         iterations = c.gradient_steps if c.gradient_steps > 0 else self._steps_since_training
         self._steps_since_training = 0
@@ -300,10 +300,8 @@ class TD3:
         self._stats.check_recorded(before, iterations, type(self).__name__)
 
     def _collect_step(self) -> dict | None:
-        """Act once in the training env and store the transition (step 1).
-
-        Returns the episode's summary when this step ended it, else None.
-        """
+        """Act once in the training env and store the transition (step 1); returns the episode's summary when this
+        step ended it, else None."""
         if self._obs is None:
             self._start_episode()
         action = self._training_action(self._obs)
@@ -375,7 +373,7 @@ class TD3:
 
     def __getattr__(self, name: str):
         """Reached only for a name TD3 has not: a misspelling, a setting (model.gamma), or Stable-Baselines3's."""
-        if name in field_names():
+        if name in field_names(self.config_class):
             raise AttributeError(f"TD3 has no attribute {name!r}: the settings are the config's, model.config.{name}.")
         public = [n for n in (*dir(type(self)), *vars(self)) if not n.startswith("_")]
         raise AttributeError(f"TD3 has no attribute {unknown_names([name], public)}.")

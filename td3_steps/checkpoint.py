@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .config import ConfigError, TD3Config, config_of
+from .config import ConfigError, TD3Config, config_of, field_names
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import ActionScaleWarning, bounds_mismatch, env_action, stored_observation
@@ -521,7 +521,7 @@ def agent_state(model) -> tuple[dict, dict]:
 def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, networks: dict, tensorboard_log):
     """The agent of class `cls` that the checkpoint at `path` describes, ready to continue (see TD3.load)."""
     check_flag("load", "memory", memory)
-    config = config if config is None else config_of(config, {})
+    config = config if config is None else config_of(config, {}, cls.config_class)
     meta, state, memory_state = read_checkpoint(path, map_location="cpu", memory=memory)
     env = meta["env_id"] if env is None else env
     if env is None:
@@ -529,9 +529,9 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
     check_custom_networks(path, meta.get("custom_networks", {}), networks, "TD3.load")
     if config is None:
         try:
-            config = TD3Config.from_dict(meta["config"])
+            config = cls.config_class.from_dict(meta["config"])
         except ConfigError as error:
-            raise CheckpointError(f"{path}: {error}") from error
+            raise CheckpointError(f"{path}: {error}{_variant_hint(cls, meta['config'])}") from error
     else:
         _check_same_networks(path, meta["config"], config)
     saved_capacity = memory_state.get("capacity") if isinstance(memory_state, dict) else None
@@ -566,6 +566,18 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
     except (KeyError, TypeError, AttributeError, RuntimeError, ValueError) as error:
         raise _does_not_fit(path, error) from error
     return model
+
+
+def _variant_hint(cls, saved: dict) -> str:
+    """Where a saved config has fields that cls.config_class lacks, what loads it: the variant that saved it."""
+    extra = sorted(set(saved) - set(field_names(cls.config_class))) if isinstance(saved, dict) else []
+    if not extra:
+        return ""
+    return (
+        f" The checkpoint was saved by a variant of TD3 whose config_class has {', '.join(map(repr, extra))} (or by a"
+        f" newer td3_steps): load it with that class (MyTD3.load(path)), not {cls.__name__}.load; its actor alone acts"
+        " anywhere (save_policy)."
+    )
 
 
 def _does_not_fit(path, error: Exception) -> CheckpointError:

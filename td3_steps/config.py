@@ -55,6 +55,8 @@ STABLE_BASELINES3_ONLY = {
     " as reset_num_timesteps=False does; a new model counts from 0",
     "get_env": "model.env, the gymnasium environment itself (no VecEnv)",
     "replay_buffer": "model.memory, a td3_steps.ReplayMemory",
+    "replay_buffer_class": "model.memory is a td3_steps.ReplayMemory, sampled uniformly; buffer_size sets its capacity",
+    "replay_buffer_kwargs": "buffer_size sets the capacity of model.memory, a td3_steps.ReplayMemory",
     "save_replay_buffer": "model.save_replay_memory(path)",
     "load_replay_buffer": "model.load_replay_memory(path)",
     "set_random_seed": "the seed is given when the model is made, TD3(env, seed=...)",
@@ -78,23 +80,28 @@ def unknown_names(names, known) -> str:
     return ", ".join(said)
 
 
-def _no_such_fields(names) -> ConfigError:
-    """The error for keywords that are no field."""
+def _no_such_fields(names, config_class: type[TD3Config]) -> ConfigError:
+    """The error for keywords that are no field of `config_class` (TD3Config, or a variant's subclass of it)."""
+    fields = field_names(config_class)
     return ConfigError(
-        f"TD3Config has no field {unknown_names(names, field_names())}. Its fields: {', '.join(field_names())}."
+        f"{config_class.__name__} has no field {unknown_names(names, fields)}. Its fields: {', '.join(fields)}."
     )
 
 
 @dataclass(frozen=True)
 class TD3Config:
-    """Hyperparameters of TD3. Noise scales are fractions of each action dimension's half-range."""
+    """Hyperparameters of TD3. Noise scales are fractions of each action dimension's half-range.
+
+    A variant of TD3 (a subclass overriding train_step) keeps hyperparameters of its own in a frozen dataclass
+    subclass of this one, named as its config_class: its fields are checked, saved and loaded as these are.
+    """
 
     def __new__(cls, *args, **fields):
         """A keyword that is no field gets the ConfigError that lists the fields, as from_dict and TD3(env, ...)
         give it, rather than the dataclass's bare "unexpected keyword argument"."""
-        unknown = set(fields) - set(field_names())
+        unknown = set(fields) - set(field_names(cls))
         if unknown:
-            raise _no_such_fields(unknown)
+            raise _no_such_fields(unknown, cls)
         return super().__new__(cls)
 
     learning_rate: float | Callable[[float], float] = 1e-3
@@ -204,15 +211,15 @@ class TD3Config:
 
     def replace(self, **changes) -> TD3Config:
         """A copy with some fields changed (and checked again)."""
-        unknown = set(changes) - set(field_names())
+        unknown = set(changes) - set(field_names(type(self)))
         if unknown:
-            raise _no_such_fields(unknown)
+            raise _no_such_fields(unknown, type(self))
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
         """The fields as JSON values. A schedule becomes its to_dict(); a plain callable, which JSON
         cannot hold, becomes {"callable": its repr}, and from_dict then asks for the config again."""
-        data = {name: getattr(self, name) for name in field_names()}
+        data = {name: getattr(self, name) for name in field_names(type(self))}
         data["net_arch"] = list(self.net_arch)
         if isinstance(self.train_freq, tuple):
             data["train_freq"] = list(self.train_freq)
@@ -226,21 +233,21 @@ class TD3Config:
     def from_dict(cls, data: dict) -> TD3Config:
         if not isinstance(data, dict):
             raise ConfigError(
-                f"TD3Config.from_dict takes a dict of fields, as to_dict gives; got {type(data).__name__}."
+                f"{cls.__name__}.from_dict takes a dict of fields, as to_dict gives; got {type(data).__name__}."
             )
-        unknown = set(data) - set(field_names())
+        unknown = set(data) - set(field_names(cls))
         if unknown:
-            raise _no_such_fields(unknown)
+            raise _no_such_fields(unknown, cls)
         data = dict(data)
         for name in SCHEDULABLE:
             value = data.get(name)
             if isinstance(value, dict) and "callable" in value:
-                default = TD3Config().to_dict()
+                default = cls().to_dict()
                 kept = ", ".join(f"{k}={_as_code(v)}" for k, v in data.items() if k != name and v != default[k])
                 raise ConfigError(
-                    f"TD3Config.{name} was a Python callable ({value['callable']}), which a checkpoint cannot"
+                    f"{cls.__name__}.{name} was a Python callable ({value['callable']}), which a checkpoint cannot"
                     f" store: pass the config it was trained with again, the callable included, e.g."
-                    f" TD3.load(path, config=TD3Config({name}=..., {kept or '...'}))."
+                    f" TD3.load(path, config={cls.__name__}({name}=..., {kept or '...'}))."
                 )
             if isinstance(value, dict):
                 try:
@@ -257,20 +264,26 @@ class TD3Config:
         return get_preset(name).config
 
 
-def config_of(config: TD3Config | None, fields: dict) -> TD3Config:
-    """`config`, or a TD3Config of the `fields` given as keyword arguments (TD3(env, tau=...)); not both."""
-    if config is not None and not isinstance(config, TD3Config):
-        raise TypeError(f"config must be a TD3Config, got {type(config).__name__}: use TD3Config(...).")
+def config_of(config: TD3Config | None, fields: dict, config_class: type[TD3Config] = TD3Config) -> TD3Config:
+    """`config`, or a `config_class` (the agent's: TD3Config, or a variant's subclass of it) of the `fields` given
+    as keyword arguments (TD3(env, tau=...)); not both."""
+    if config is not None and not isinstance(config, config_class):
+        name = config_class.__name__
+        from_base = (
+            f" (or {name}.from_dict(config.to_dict()), from a TD3Config)" if config_class is not TD3Config else ""
+        )
+        raise TypeError(f"config must be a {name}, got {type(config).__name__}: use {name}(...){from_base}.")
     if config is not None and fields:
         raise TypeError(
             f"TD3 got config= and TD3Config fields as keyword arguments ({', '.join(fields)}): give the"
             f" hyperparameters once, e.g. TD3(env, config=config.replace({next(iter(fields))}=...))."
         )
-    return config if config is not None else TD3Config().replace(**fields)
+    return config if config is not None else config_class().replace(**fields)
 
 
-def field_names() -> list[str]:
-    return [f.name for f in dataclasses.fields(TD3Config)]
+def field_names(config_class: type[TD3Config] | None = None) -> list[str]:
+    """The fields of TD3Config, or of `config_class`, a variant's subclass of it."""
+    return [f.name for f in dataclasses.fields(config_class or TD3Config)]
 
 
 @cache

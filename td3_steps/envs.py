@@ -250,7 +250,8 @@ def training_action_space(space: gym.Space) -> spaces.Box:
             " the environment's units, and on Pendulum-v1 with its torque rescaled to [-s, s] TD3 learned as in"
             f" [-1, 1] for s from {least:g} to {most:g}, poorly at 0.01 and not at all at 100"
             " (benchmarks/action_scale.py). Wrap the environment: gymnasium.wrappers.RescaleAction(env,"
-            " np.float32(-1), np.float32(1)).",
+            f" np.{space.dtype.name}(-1), np.{space.dtype.name}(1)) (bounds of the action space's dtype: others make"
+            " gymnasium warn).",
             ActionScaleWarning,
         )
     return space

@@ -1,6 +1,7 @@
 """td3_steps.checkpoint: what a checkpoint holds, resume bit for bit, atomic writes, verified loads, clear errors."""
 
 import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -45,6 +46,28 @@ def test_resume_mid_episode_is_bit_identical(tmp_path, small_config, params, sam
         assert all(torch.equal(a[k]["exp_avg_sq"], b[k]["exp_avg_sq"]) for k in a)
     assert torch.equal(straight.memory.obs, resumed.memory.obs)
     assert (straight.episodes, straight.critic_updates) == (resumed.episodes, resumed.critic_updates)
+
+
+def test_a_variant_loads_as_itself_with_its_own_hyperparameters(tmp_path, small_config):
+    """A subclass's hyperparameters live in its config_class, which the checkpoint saves: set in __init__ they came
+    back at their defaults without a word, and a TD3Config subclass was refused. TD3.load refuses such a checkpoint,
+    naming the class that loads it."""
+
+    @dataclasses.dataclass(frozen=True)
+    class TD3BCConfig(TD3Config):
+        alpha: float = 2.5
+
+    class TD3BC(TD3):
+        config_class = TD3BCConfig
+
+    model = TD3BC("Pendulum-v1", **small_config.to_dict(), alpha=1.0, seed=1, device="cpu")
+    model.learn(130).save(tmp_path / "ckpt")
+    loaded = TD3BC.load(tmp_path / "ckpt", device="cpu")
+    assert type(loaded) is TD3BC and loaded.config == model.config and loaded.config.alpha == 1.0
+    with pytest.raises(CheckpointError, match=r"no field 'alpha'.*saved by a variant of TD3 .* load it with that"):
+        TD3.load(tmp_path / "ckpt", device="cpu")
+    with pytest.raises(TypeError, match=r"config must be a TD3BCConfig, got TD3Config: use TD3BCConfig\(\.\.\.\)"):
+        TD3BC("Pendulum-v1", small_config)
 
 
 def test_a_mid_episode_checkpoint_loaded_into_another_env_says_it_may_be_another_env(tmp_path, small_config):

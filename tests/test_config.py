@@ -1,5 +1,6 @@
 """td3_steps.config: every field checked at construction, named in the error; JSON; presets; the field docs."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -101,6 +102,28 @@ def test_batch_larger_than_the_buffer_and_unknown_names(small_config):
         TD3Config.from_dict({**small_config.to_dict(), "optimize_memory_usage": True})
     with pytest.raises(ConfigError, match=r"no field 'lr'\. Its fields: learning_rate, "):
         TD3Config(lr=1e-3)  # gave the dataclass's bare "__init__() got an unexpected keyword argument 'lr'"
+
+
+def test_a_variants_config_subclass_takes_its_own_fields():
+    """A variant of TD3 keeps its hyperparameters in a TD3Config subclass: they were refused as no field of
+    TD3Config's, and to_dict, which a checkpoint saves, dropped them."""
+
+    @dataclasses.dataclass(frozen=True)
+    class TD3BCConfig(TD3Config):
+        alpha: float = 2.5
+
+    config = TD3BCConfig(alpha=1.0, tau=0.01)
+    assert config.replace(alpha=3.0).alpha == 3.0 and config.to_dict()["alpha"] == 1.0
+    assert TD3BCConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+    with pytest.raises(ConfigError, match=r"TD3BCConfig has no field 'alpah' \(did you mean 'alpha'\?\).*, alpha\."):
+        config.replace(alpah=1.0)
+    with pytest.raises(ConfigError, match=r"^TD3Config has no field 'alpha'\."):
+        TD3Config.from_dict(config.to_dict())
+
+
+def test_stable_baselines3_replay_buffer_arguments_are_told_what_does_their_work():
+    with pytest.raises(ConfigError, match=r"'replay_buffer_kwargs' \(Stable-Baselines3's; here buffer_size"):
+        TD3Config(replay_buffer_kwargs={})
 
 
 def test_train_freq_survives_json(small_config):

@@ -602,6 +602,20 @@ def test_action_bounds_far_from_one_are_told_to_be_rescaled(small_config, tmp_pa
         TD3(rescaled, small_config, device="cpu")  # no warning, neither ours nor gymnasium's of float64 bounds
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_rescale_advice_fits_the_action_spaces_dtype(toy_env, dtype):
+    """The warning's RescaleAction call, applied as written, is quiet for a float64 action space too: float32
+    bounds there made gymnasium warn 'overflow encountered in cast'."""
+    space = spaces.Box(dtype(-100), dtype(100), (1,), dtype)
+    with pytest.warns(ActionScaleWarning) as said:
+        training_action_space(space)
+    (call,) = re.findall(r"RescaleAction\(env, (np\.\w+)\(-1\), \1\(1\)\)", str(said[0].message))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bound = getattr(np, call.removeprefix("np."))
+        gym.wrappers.RescaleAction(toy_env(action_space=space), bound(-1), bound(1))
+
+
 # ---------------------------------------------------------------- found by mutation testing
 def test_half_ranges_at_the_measured_limits_are_not_warned_about():
     """The warning says TD3 learned as in [-1, 1] for half-ranges from 0.1 to 10: those two are not warned about."""

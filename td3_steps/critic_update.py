@@ -43,8 +43,12 @@ def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> tor
 
 
 def _spent(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> bool:
-    """Whether loss's graph is gone (freed by an earlier backward) or stale (a weight it saved changed in place)."""
+    """Whether loss's graph is gone (freed by an earlier backward) or stale (a weight it saved changed in place).
+    Not where this call's backward ran to the end, which frees it too: every weight then has the gradient that
+    zero_grad had cleared, and what failed came after (the optimizer's step)."""
     leaves = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+    if leaves and all(p.grad is not None for p in leaves):
+        return False
     try:
         torch.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
     except RuntimeError:

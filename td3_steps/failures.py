@@ -161,9 +161,9 @@ def network_problem(where: str, name: str, value, takes: str, inputs: int) -> Ex
 
 def optimizer_problem(where: str, optimizer, network: str) -> Exception | None:
     """A TypeError unless `optimizer` is a torch.optim.Optimizer (over `network`'s parameters); then its
-    learning_rate_problem."""
+    learning_rate_problem and state_problem."""
     if isinstance(optimizer, torch.optim.Optimizer):
-        return learning_rate_problem(where, optimizer)
+        return learning_rate_problem(where, optimizer) or state_problem(where, optimizer, network)
     return TypeError(
         f"{where}: optimizer must be a torch.optim.Optimizer over the network's parameters, e.g."
         f" torch.optim.Adam({network}.parameters(), lr=1e-3); got {type(optimizer).__name__}."
@@ -183,6 +183,22 @@ def learning_rate_problem(where: str, optimizer: torch.optim.Optimizer) -> Excep
                 f" lr / (1 - beta1) = {first_step:.3g}, is beyond the largest float32 ({FLOAT32_MAX:.3g})."
                 " Use a learning rate such as 1e-3."
             )
+    return None
+
+
+def state_problem(where: str, optimizer: torch.optim.Optimizer, network: str) -> Exception | None:
+    """A ValueError when the optimizer's state (Adam's moments) does not fit the shapes of its parameters: a state
+    loaded from another network's optimizer, which its step meets as a size mismatch deep inside torch."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            for key, value in optimizer.state.get(p, {}).items():
+                if isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape != p.shape:
+                    return ValueError(
+                        f"{where}: the optimizer's state does not fit the {network}: its {key} for a parameter of"
+                        f" shape {tuple(p.shape)} has shape {tuple(value.shape)}, another network's"
+                        f" (optimizer.load_state_dict?). Build one over them, torch.optim.Adam({network}.parameters(),"
+                        " lr=1e-3), or load the state saved with them."
+                    )
     return None
 
 

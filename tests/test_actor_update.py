@@ -112,6 +112,17 @@ def test_a_learning_rate_too_large_to_step_with_is_named():
     assert all(p.requires_grad for p in critics.parameters())  # unfrozen again
 
 
+def test_another_actors_adam_state_is_named():
+    """An Adam state loaded from a smaller actor's optimizer failed inside its step with torch's size mismatch."""
+    actor, critics, optimizer, obs = _networks()
+    smaller = Actor(3, -torch.ones(1), torch.ones(1), (8,))
+    donor = torch.optim.Adam(smaller.parameters())
+    actor_update(smaller, critics, obs, donor)
+    optimizer.load_state_dict(donor.state_dict())
+    with pytest.raises(ValueError, match=r"^actor_update: the optimizer's state does not fit the actor: its exp_avg"):
+        actor_update(actor, critics, obs, optimizer)
+
+
 def test_actor_update_starts_from_fresh_gradients():
     """Each step follows its own loss's gradient alone (zero_grad first), not the sum of the earlier ones."""
     low, high = torch.tensor([0.0, -1.0]), torch.tensor([2.0, 3.0])
@@ -127,3 +138,57 @@ def test_actor_update_starts_from_fresh_gradients():
     actor_update(actor, critics, obs, optimizer)
     for b, p, g in zip(before, actor.parameters(), expected):
         assert torch.allclose(p, b - 1e-3 * g, atol=1e-7)
+
+
+def test_the_critics_optimizer_is_named_after_a_critic_update():
+    """zero_grad(set_to_none=False) leaves the critic update's gradients as zeros, not None: the critics' optimizer
+    then looked reached by the actor loss, and its Adam step moved the frozen critics on their momentum."""
+    actor, critics, _, obs = _networks()
+    critic_optimizer = torch.optim.Adam(critics.parameters())
+    critics(obs, actor(obs).detach())[0].mean().backward()
+    critic_optimizer.step()  # a critic update: the critics have gradients and Adam moments now
+    before = copy.deepcopy(critics.state_dict())
+    with pytest.raises(ValueError, match=r"another network's optimizer.*actor.parameters\(\)"):
+        actor_update(actor, critics, obs, critic_optimizer)
+    assert all(torch.equal(p, before[name]) for name, p in critics.state_dict().items())
+
+
+def test_actor_update_returns_the_loss_without_its_graph():
+    """The loss came back attached to its spent graph: the metrics' running sums, added to it every delayed update,
+    then required grad and kept a graph that grew for the whole run."""
+    actor, critics, optimizer, obs = _networks()
+    expected = actor_loss(actor, critics, obs)
+    loss = actor_update(actor, critics, obs, optimizer)
+    assert not loss.requires_grad and loss.grad_fn is None
+    assert torch.allclose(loss, expected)
+
+
+def test_a_delay_of_zero_is_blamed_on_the_delay_even_before_any_update():
+    """critic_updates = 0 is a count (none yet): the delay of 0 was not named, critic_updates was."""
+    with pytest.raises(ValueError, match="policy_delay must be a whole number >= 1, e.g. 2; got 0"):
+        policy_update_due(0, 0)
+
+
+def test_each_wrong_network_is_named():
+    """The actor missing got Python's "'NoneType' object is not callable"; the critics missing, actor_update's
+    "'NoneType' object has no attribute 'parameters'"; the critics twice were said to be swapped; and two missing
+    networks made the problem function itself fail on the actor's parameters."""
+    actor, critics, optimizer, obs = _networks()
+    for call, message in (
+        (lambda: actor_loss(None, critics, obs), "actor_loss: actor must be the actor pi_phi"),
+        (lambda: actor_update(actor, None, obs, optimizer), "actor_update: critics must be the Critics"),
+        (lambda: actor_update(None, None, obs, optimizer), "actor_update: critics must be the Critics"),
+    ):
+        with pytest.raises(TypeError, match=message):
+            call()
+    with pytest.raises(TypeError) as caught:
+        actor_loss(critics, critics, obs)
+    assert "takes the actor first" not in str(caught.value)
+
+
+def test_both_targets_passed_are_refused_for_the_critics_first():
+    """The refusal of frozen critics is final: unmarked, the problem function answered in its place, about the
+    actor, and a student who fixed the actor met the critics' refusal next."""
+    actor, critics, optimizer, obs = _networks()
+    with pytest.raises(ValueError, match="target critics"):
+        actor_update(make_target(actor), make_target(critics), obs, optimizer)

@@ -123,6 +123,37 @@ def test_a_learning_rate_too_large_to_step_with_is_named_not_blamed_on_the_loss(
             critic_update(loss, optimizer)
 
 
+def _stepped_adam(critics) -> torch.optim.Adam:
+    """An Adam that has stepped once on `critics`, so that it holds their moments."""
+    optimizer = torch.optim.Adam(critics.parameters())
+    critic_update(
+        critic_loss(current_q_values(critics, torch.randn(8, 3), torch.rand(8, 1)), torch.randn(8, 1)), optimizer
+    )
+    return optimizer
+
+
+def test_another_networks_adam_state_is_named_not_blamed_on_the_loss():
+    """An Adam state loaded from smaller critics failed inside the step ("The size of tensor a (8) must match the
+    size of tensor b (16)"), which was said as a spent loss; and any failure of the step after a backward that ran
+    to the end, which frees the graph, was."""
+    torch.manual_seed(0)
+    critics = Critics(3, 1, (16,))
+    optimizer = torch.optim.Adam(critics.parameters())
+    optimizer.load_state_dict(_stepped_adam(Critics(3, 1, (8,))).state_dict())
+    loss = critic_loss(current_q_values(critics, torch.randn(8, 3), torch.rand(8, 1)), torch.randn(8, 1))
+    with pytest.raises(ValueError, match=r"^critic_update: the optimizer's state does not fit the critics: its"
+                       r" exp_avg for a parameter of shape \(16, 4\) has shape \(8, 4\), another network's"):  # fmt: skip
+        critic_update(loss, optimizer)
+
+    class Failing(torch.optim.SGD):
+        def step(self, closure=None):
+            raise RuntimeError("the step failed")
+
+    loss = critic_loss(current_q_values(critics, torch.randn(8, 3), torch.rand(8, 1)), torch.randn(8, 1))
+    with pytest.raises(RuntimeError, match="the step failed"):  # its own error: the loss is not to blame
+        critic_update(loss, Failing(critics.parameters(), lr=1e-3))
+
+
 def test_critics_missing_or_an_actor_in_their_place_are_named():
     torch.manual_seed(0)
     actor = Actor(3, [-2.0], [2.0], net_arch=(8,))
@@ -134,3 +165,66 @@ def test_critics_missing_or_an_actor_in_their_place_are_named():
         match=r"critics must be .*critics\(obs, action\).*got Actor, whose forward\(obs\) does not take 2 inputs",
     ):
         current_q_values(actor, obs, action)
+
+
+def test_critic_loss_refuses_q_values_of_another_batch_than_the_target():
+    """The Q-values were checked among themselves alone: (1, 1) Q-values against a (4, 1) target broadcast to a loss
+    over four copies of one Q, with torch's warning at most."""
+    q = torch.zeros(1, 1)
+    with pytest.raises(ValueError, match="Q1 has 1 rows, expected 4"):
+        critic_loss((q, q), torch.zeros(4, 1))
+
+
+def test_critic_loss_names_the_q_on_another_device():
+    """Numbered from 0, the critics' Q-values were named one off: the second critic's blamed as Q1."""
+    q, on_meta = torch.zeros(5, 1), torch.zeros(5, 1, device="meta")
+    with pytest.raises(ValueError, match=r"on Q1's device, cpu; got Q2 on meta\. Move it first: Q2\.to"):
+        critic_loss((q, on_meta), q)
+
+
+def test_an_empty_loss_is_named_as_no_single_number():
+    """A loss of no values (an empty batch's Q-values) passed the one-number check, and was then called a spent loss."""
+    critics = Critics(obs_dim=2, action_dim=1, net_arch=(4,))
+    q1, _ = critics(torch.randn(4, 2), torch.randn(4, 1))
+    with pytest.raises(ValueError, match=r"loss must be one number.*got shape \(0, 1\)"):
+        critic_update(q1[:0], torch.optim.Adam(critics.parameters()))
+
+
+def test_another_networks_optimizer_is_named_after_it_has_stepped_once():
+    """zero_grad(set_to_none=False) leaves an updated network's gradients as zeros, not None: the actor's optimizer,
+    once it had stepped, then looked reached by the critic loss, and its Adam step moved the actor on its momentum."""
+    torch.manual_seed(0)
+    actor, critics = Actor(3, [-2.0], [2.0], net_arch=(8,)), Critics(3, 1, (8,))
+    actor_optimizer = torch.optim.Adam(actor.parameters())
+    obs, action, y = torch.randn(8, 3), torch.rand(8, 1), torch.randn(8, 1)
+    actor(obs).mean().backward()
+    actor_optimizer.step()  # the actor has gradients and Adam moments now
+    before = copy.deepcopy(actor.state_dict())
+    with pytest.raises(ValueError, match=r"another network's optimizer.*critics.parameters\(\)"):
+        critic_update(critic_loss(current_q_values(critics, obs, action), y), actor_optimizer)
+    assert all(torch.equal(p, before[name]) for name, p in actor.state_dict().items())
+
+
+def test_a_backward_that_fails_once_keeps_its_error_and_the_loss_its_graph():
+    """A backward that fails for a reason of its own (an out-of-memory error, here a hook that raises once) is no
+    spent loss: the check for one must skip a frozen critic and a critic the loss does not reach, which have no
+    gradient to probe, must not free the graph it probes, and must say nothing when the graph is whole."""
+    torch.manual_seed(0)
+    critics = Critics(3, 1, (8,), n_critics=3)
+    critics.members[2].requires_grad_(False)  # frozen by the caller; critic 2 is left out of the loss below
+    optimizer = torch.optim.Adam(critics.parameters())
+    obs, action, y = torch.randn(8, 3), torch.rand(8, 1), torch.randn(8, 1)
+    loss = critic_loss(current_q_values(critics, obs, action)[:1], y)
+    calls = []
+
+    def out_of_memory_once(grad):
+        calls.append(grad)
+        if len(calls) == 1:
+            raise RuntimeError("CUDA out of memory (simulated)")
+
+    loss.register_hook(out_of_memory_once)
+    with pytest.raises(RuntimeError, match=r"^CUDA out of memory \(simulated\)$"):
+        critic_update(loss, optimizer)
+    before = [p.clone() for p in critics.members[0].parameters()]
+    critic_update(loss, optimizer)  # the same loss, once the memory is there
+    assert not any(torch.equal(a, b) for a, b in zip(before, critics.members[0].parameters()))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+import td3_steps.noise
 from td3_steps import TD3, ConfigError, GaussianNoise, OrnsteinUhlenbeckNoise, TD3Config
 from td3_steps.noise import make_noise
 
@@ -96,3 +97,69 @@ def test_an_ornstein_uhlenbeck_state_of_another_process_is_refused_and_the_noise
         noise.load_state_dict(state)
     assert torch.equal(noise.state_dict()["x"], kept["x"])
     noise.load_state_dict(kept)
+
+
+def test_ornstein_uhlenbeck_theta_is_taken_from_zero_to_just_below_two_over_dt():
+    """theta = 0 (a random walk, which the config accepts) was refused; the bound was off: theta * dt = 2 exactly
+    (each step multiplies x by -1, never decaying) was accepted, or theta = 199.9 (bounded) refused."""
+    for theta in (0.0, 199.9):
+        noise = OrnsteinUhlenbeckNoise(2, theta=theta)
+        assert noise.theta == theta and noise(torch.ones(2), torch.Generator().manual_seed(0)).shape == (2,)
+    with pytest.raises(ValueError, match=r"theta \* dt = 2 makes the noise grow without bound"):
+        OrnsteinUhlenbeckNoise(2, theta=200.0)  # 200 * 0.01 is 2.0 in floating point
+
+
+def test_ornstein_uhlenbeck_noise_starts_at_zero():
+    """x_0 = 0: a process started elsewhere (at 1, say) pushed every first episode's actions one way."""
+    scale = torch.tensor([0.5, 2.0])
+    first = OrnsteinUhlenbeckNoise(2)(scale, torch.Generator().manual_seed(3))
+    step = torch.randn(2, generator=torch.Generator().manual_seed(3))
+    assert torch.allclose(first, math.sqrt(0.01) * step * scale)
+
+
+def test_ornstein_uhlenbeck_noise_refuses_a_scale_of_fewer_values():
+    """A one-value scale for a two-dimensional process broadcast over both dimensions, one sigma for both."""
+    with pytest.raises(ValueError, match=r"for one action of 2 values at a time; a scale of shape \(1,\)"):
+        OrnsteinUhlenbeckNoise(2)(torch.ones(1))
+
+
+def test_a_batch_of_one_leaves_the_ornstein_uhlenbeck_process_its_shape():
+    """A (1, 2) scale (predict on one observation in a batch of one) reshaped the process to (1, 2): every later
+    noise came out (1, 2), and its state no longer loaded into a process of 2 values."""
+    noise, generator = OrnsteinUhlenbeckNoise(2), torch.Generator().manual_seed(0)
+    assert noise(torch.ones(1, 2), generator).shape == (1, 2)
+    assert noise(torch.ones(2), generator).shape == (2,)
+    OrnsteinUhlenbeckNoise(2).load_state_dict(noise.state_dict())
+
+
+def test_an_ornstein_uhlenbeck_state_dict_is_a_copy():
+    """state_dict returned the process's own x: a caller that changed the state in place changed the noise."""
+    noise = OrnsteinUhlenbeckNoise(2)
+    noise(torch.ones(2), torch.Generator().manual_seed(0))
+    x = noise.x.clone()
+    noise.state_dict()["x"].zero_()
+    assert torch.equal(noise.x, x)
+
+
+def test_ornstein_uhlenbeck_noise_draws_and_loads_on_its_device(monkeypatch):
+    """The draws were made on the CPU, and a loaded state stayed on the CPU, whatever the process's device: on a GPU,
+    torch's "Expected all tensors to be on the same device" (a meta tensor stands for a GPU's here)."""
+    monkeypatch.setattr(td3_steps.noise, "resolve_device", lambda device: torch.device("meta"))
+    noise = OrnsteinUhlenbeckNoise(2, device="cuda")
+    assert noise(torch.ones(2, device="meta")).device.type == "meta"
+    noise.load_state_dict({"x": torch.zeros(2)})
+    assert noise.x.device.type == "meta"
+
+
+def test_gaussian_noise_draws_on_the_scales_device():
+    """The draws were made on the CPU whatever the scale's device (a meta tensor stands for a GPU's here)."""
+    noise = GaussianNoise()(torch.ones(2, device="meta"))
+    assert noise.device.type == "meta" and noise.shape == (2,)
+
+
+def test_make_noise_passes_theta_and_the_device_on():
+    """make_noise dropped theta (every TD3Config.ou_theta gave 0.15) or the device (every process on the CPU: an
+    unknown device was then not even refused)."""
+    assert make_noise("ornstein-uhlenbeck", 2, theta=0.5).theta == 0.5
+    with pytest.raises(ValueError, match="Unknown device 'gpu'"):
+        make_noise("ornstein-uhlenbeck", 2, device="gpu")

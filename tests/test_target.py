@@ -203,3 +203,46 @@ def test_a_network_that_takes_the_inputs_keeps_its_own_error():
 
     with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         target_q_values(OptionalAction(), torch.zeros(4, 3), torch.zeros(4, 2))  # an action one too wide
+
+
+def test_smoothing_defaults_are_the_papers_sigma_and_clip():
+    """The defaults are TD3's sigma = 0.2 and c = 0.5 (of the half-range): other defaults (sigma 0.1, or c 1.0, which
+    lets the rare noise beyond 2.5 sigma through) smoothed a call that gave neither otherwise, silently."""
+    centre = torch.tensor([1.0, 1.0]).expand(10_000, 2)  # c h from the centre stays within the bounds
+    by_default = smooth_target_action(centre, LOW, HIGH, generator=torch.Generator().manual_seed(0))
+    explicit = smooth_target_action(centre, LOW, HIGH, 0.2, 0.5, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(by_default, explicit)
+
+
+def test_smoothing_draws_on_the_actions_device():
+    """The noise was drawn on the CPU whatever the actions' device: on a GPU, torch's "Expected all tensors to be
+    on the same device" (a meta tensor stands for a GPU's here; tests/test_cuda.py meets the real one)."""
+    action = torch.zeros(8, 2, device="meta")
+    smoothed = smooth_target_action(action, LOW.to("meta"), HIGH.to("meta"))
+    assert smoothed.device.type == "meta" and smoothed.shape == (8, 2)
+
+
+@pytest.mark.parametrize("bad", ["reward", "terminated"])
+def test_bellman_target_refuses_a_column_of_another_batch(bad):
+    """Checked against next_q's batch size: without it, a (1, 1) reward or flag broadcast silently over the batch,
+    one transition's reward for every row."""
+    args = {"reward": torch.ones(4, 1), "terminated": torch.zeros(4, 1), "next_q": torch.ones(4, 1)}
+    args[bad] = args[bad][:1]
+    with pytest.raises(ValueError, match=rf"{bad} has 1 rows, expected 4"):
+        bellman_target(gamma=0.99, **args)
+
+
+@pytest.mark.parametrize("bound", [torch.tensor(1.0), torch.tensor([1.0])], ids=["0-d", "one value"])
+def test_one_bound_for_every_dimension_is_accepted_and_another_fault_named(bound):
+    """A 0-d or one-value tensor bound broadcasts over the dimensions and is right: the problem function that took it
+    for a bound of the wrong shape blamed it for what was the generator's fault."""
+    action = torch.zeros(8, 2)
+    with pytest.raises(TypeError, match="generator must be a torch.Generator or None"):
+        smooth_target_action(action, -bound, bound, generator=5)
+    assert smooth_target_action(action, -bound, bound).shape == (8, 2)
+
+
+def test_bellman_target_names_a_terminated_that_is_no_tensor():
+    """A list of flags reached the problem function's dtype check, whose AttributeError named nothing."""
+    with pytest.raises(TypeError, match=r"bellman_target: terminated must be a torch.Tensor, the flags"):
+        bellman_target(torch.ones(4, 1), [0.0, 0.0, 1.0, 0.0], torch.ones(4, 1), 0.99)

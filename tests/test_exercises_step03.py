@@ -239,3 +239,16 @@ def test_a_critic_frozen_in_part_is_named(capsys):
     """Only a critic with no trainable parameter at all was refused."""
     assert not check_build_critics(build_first_layer_frozen)
     assert "some of critic1's parameters are frozen (requires_grad=False)" in capsys.readouterr().out
+
+
+def test_a_notebook_name_missing_after_a_restart_says_which_cells_to_run(capsys):
+    """The solution uses MyCritic from part 3: after a restart with only the imports run, it was told "Not yet:
+    ... raised NameError" and nothing more, the same reply as a wrong answer."""
+
+    def build_after_a_restart(obs_dim, action_dim):
+        critic1, critic2 = NotebookCritic(obs_dim, action_dim), NotebookCritic(obs_dim, action_dim)  # noqa: F821
+        return critic1, critic2, frozen(critic1), frozen(critic2)
+
+    assert not check_build_critics(build_after_a_restart)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "name 'NotebookCritic' is not defined" in out and "Runtime > Run before" in out, out

@@ -58,6 +58,21 @@ def test_run_safely_returns_the_result_or_a_sentence():
     assert problem == "my_fn(x) raised AttributeError: 'int' object has no attribute 'unknown'"
 
 
+def test_run_safely_says_where_an_undefined_name_comes_from():
+    """A right build_critics that uses the notebook's MyCritic, run after a restart without part 3's cell, was told
+    only "raised NameError: name 'MyCritic' is not defined", as if the answer were wrong."""
+
+    def uses_a_notebook_class(obs_dim, action_dim):
+        return MyCritic(obs_dim, action_dim)  # noqa: F821
+
+    result, problem = run_safely(uses_a_notebook_class, 3, 1, what="build_critics(obs_dim, action_dim)")
+    assert result is None
+    assert problem.startswith("build_critics(obs_dim, action_dim) raised NameError: name 'MyCritic' is not defined. ")
+    assert "Run All Above Selected Cell" in problem and "Run before" in problem
+    _, other = run_safely(lambda x: x.unknown, 1, what="my_fn(x)")
+    assert "Run before" not in other  # only a NameError gets the note
+
+
 def test_run_safely_reports_an_untouched_todo():
     def todo(x):
         raise NotImplementedError

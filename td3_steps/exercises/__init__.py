@@ -8,7 +8,8 @@ step15.py); each holds only its step's cases and its table of known mistakes, an
 
 - `@checker`: wraps each checker; an answer that is not a function is told how to pass one.
 - `run_safely(fn, *args, what=...)`: call the student's function; an exception, a loop that never ends (stopped
-  after TIME_LIMIT_S), gradients switched off, or a change to torch's global random state becomes a sentence.
+  after TIME_LIMIT_S), gradients switched off, or a change to torch's global random state becomes a sentence (a
+  NameError's says which cells to run: a name from a cell not run since a restart is no mistake of the answer).
 - `snapshot(module)` and `changed(before, module)`: which parameters a function changed; the same over a
   {name: tensor} mapping, for inputs a function must leave alone. `requires_grad_of(module)`: each parameter's
   requires_grad, to compare before and after a function that must leave a network trainable (or frozen).
@@ -143,16 +144,23 @@ def marked_random_state() -> torch.Tensor:
     return generator.get_state()
 
 
+NAME_NOTE = (
+    ". A typo, or a name from a cell not run since the kernel started (a restart, or a new Colab session,"
+    " forgets every cell): run the cell that defines it, or all the cells above (Run > Run All Above Selected Cell"
+    " in Jupyter, Runtime > Run before in Colab), then your cell and this one again"
+)  # a correct answer that uses MyCritic, after a restart, was told only "raised NameError", as if it were wrong
+
+
 def run_safely(
     fn: Callable, *args: Any, what: str = "your function", random_state: str | None = NO_DRAWS
 ) -> tuple[Any, str | None]:
     """Call `fn(*args)`: (its result, None), or (None, a sentence saying what it raised).
 
     `what` names the call in the sentence, e.g. "my_loss(q_values, y)". An exercise left as
-    `raise NotImplementedError` is reported as not written yet. A function that changes torch's global
-    random state (a draw without generator=, or torch.manual_seed) is told so, with `random_state`'s
-    advice, and the state is put back; None leaves the check to the checker (a step that draws). torch's thread
-    count is put back too.
+    `raise NotImplementedError` is reported as not written yet; a NameError says where such a name comes from
+    (NAME_NOTE). A function that changes torch's global random state (a draw without generator=, or
+    torch.manual_seed) is told so, with `random_state`'s advice, and the state is put back; None leaves the check
+    to the checker (a step that draws). torch's thread count is put back too.
     """
     grad_enabled, random_before, threads = torch.is_grad_enabled(), torch.get_rng_state(), torch.get_num_threads()
     marked = marked_random_state() if random_state is not None else None  # put back in `finally`
@@ -179,7 +187,8 @@ def run_safely(
     except NotImplementedError:
         return None, f"{what} is not written yet: replace the TODO (the `raise NotImplementedError`) with your code"
     except Exception as error:  # the student's code may fail in any way: say how, in a sentence
-        return None, f"{what} raised {type(error).__name__}: {error}"
+        note = NAME_NOTE if isinstance(error, NameError) else ""
+        return None, f"{what} raised {type(error).__name__}: {error}{note}"
     except SystemExit as error:  # sys.exit() or exit() would otherwise end the check (IPython catches it)
         return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"
     finally:

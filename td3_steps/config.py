@@ -273,12 +273,19 @@ def config_of(config: TD3Config | None, fields: dict, config_class: type[TD3Conf
             f" (or {name}.from_dict(config.to_dict()), from a TD3Config)" if config_class is not TD3Config else ""
         )
         raise TypeError(f"config must be a {name}, got {type(config).__name__}: use {name}(...){from_base}.")
+    extra = [] if config is None else [n for n in field_names(type(config)) if n not in field_names(config_class)]
+    if extra:  # a variant's config given to TD3 itself: saved with the checkpoint, which its load would refuse
+        raise TypeError(
+            f"config is a {type(config).__name__}, whose {', '.join(extra)} no {config_class.__name__} has: this"
+            " agent would not read it, and its checkpoints would not load. Give it to the variant of TD3 whose"
+            f" config_class is {type(config).__name__}, or use {config_class.__name__}(...) here."
+        )
     if config is not None and fields:
         raise TypeError(
             f"TD3 got config= and TD3Config fields as keyword arguments ({', '.join(fields)}): give the"
             f" hyperparameters once, e.g. TD3(env, config=config.replace({next(iter(fields))}=...))."
         )
-    return config if config is not None else config_class().replace(**fields)
+    return config if config is not None else config_class(**fields)  # a variant's field may have no default
 
 
 def field_names(config_class: type[TD3Config] | None = None) -> list[str]:

@@ -42,12 +42,30 @@ def critic_loss(q_values: tuple[torch.Tensor, ...], target: torch.Tensor) -> tor
     return sum(F.mse_loss(q, target) for q in q_values)
 
 
+def _reached(loss: torch.Tensor) -> set[int]:
+    """The ids of the leaves (weights) that loss's graph reaches: its nodes and their links outlive a backward, which
+    frees only the tensors they saved."""
+    reached, seen, nodes = set(), set(), [loss.grad_fn]
+    while nodes:
+        node = nodes.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):  # an AccumulateGrad: where a weight's gradient is added up
+            reached.add(id(node.variable))
+        nodes.extend(next_node for next_node, _ in node.next_functions)
+    return reached
+
+
 def _spent(loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> bool:
     """Whether loss's graph is gone (freed by an earlier backward) or stale (a weight it saved changed in place).
-    Not where this call's backward ran to the end, which frees it too: every weight then has the gradient that
-    zero_grad had cleared, and what failed came after (the optimizer's step)."""
+    Not where this call's backward ran to the end, which frees it too: every weight the loss reaches then has the
+    gradient that zero_grad had cleared (a weight it does not reach keeps None), and what failed came after (the
+    optimizer's step)."""
     leaves = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
-    if leaves and all(p.grad is not None for p in leaves):
+    reached = _reached(loss)
+    reached_leaves = [p for p in leaves if id(p) in reached]
+    if reached_leaves and all(p.grad is not None for p in reached_leaves):
         return False
     try:
         torch.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)

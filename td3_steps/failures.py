@@ -186,9 +186,30 @@ def learning_rate_problem(where: str, optimizer: torch.optim.Optimizer) -> Excep
     return None
 
 
+# torch's optimizers that keep, for each parameter, tensors of its shape (Adam's moments, SGD's momentum) and numbers
+# (Adam's step); others keep tensors of other shapes by design (Adafactor's factored row_var and col_var, LBFGS's flat
+# directions), which state_problem leaves alone
+PARAMETER_SHAPED_STATE = (
+    torch.optim.Adam,
+    torch.optim.AdamW,
+    torch.optim.Adamax,
+    torch.optim.NAdam,
+    torch.optim.RAdam,
+    torch.optim.SGD,
+    torch.optim.RMSprop,
+    torch.optim.Adagrad,
+    torch.optim.Adadelta,
+    torch.optim.ASGD,
+    torch.optim.Rprop,
+)
+
+
 def state_problem(where: str, optimizer: torch.optim.Optimizer, network: str) -> Exception | None:
     """A ValueError when the optimizer's state (Adam's moments) does not fit the shapes of its parameters: a state
-    loaded from another network's optimizer, which its step meets as a size mismatch deep inside torch."""
+    loaded from another network's optimizer, which its step meets as a size mismatch deep inside torch. Only for the
+    optimizers of PARAMETER_SHAPED_STATE: another's state may have other shapes by design."""
+    if not isinstance(optimizer, PARAMETER_SHAPED_STATE):
+        return None
     for group in optimizer.param_groups:
         for p in group["params"]:
             for key, value in optimizer.state.get(p, {}).items():

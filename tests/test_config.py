@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from td3_steps import ConfigError, LinearSchedule, TD3Config
-from td3_steps.config import PRESETS, field_docs, field_names
+from td3_steps.config import PRESETS, config_of, field_docs, field_names
 
 
 @pytest.mark.parametrize(
@@ -119,6 +119,26 @@ def test_a_variants_config_subclass_takes_its_own_fields():
         config.replace(alpah=1.0)
     with pytest.raises(ConfigError, match=r"^TD3Config has no field 'alpha'\."):
         TD3Config.from_dict(config.to_dict())
+
+
+def test_config_of_takes_a_variants_config_only_for_the_variant():
+    """TD3 itself took a TD3BCConfig, and saved its alpha in checkpoints that its own load then refused as a variant's;
+    a field without a default (kw_only) could not be given, config_class() failing before the fields were applied."""
+
+    @dataclasses.dataclass(frozen=True)
+    class TD3BCConfig(TD3Config):
+        alpha: float = 2.5
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Required(TD3Config):
+        beta: float
+
+    with pytest.raises(TypeError, match=r"config is a TD3BCConfig, whose alpha no TD3Config has: .* variant"):
+        config_of(TD3BCConfig(alpha=1.0), {})
+    assert config_of(TD3BCConfig(alpha=1.0), {}, TD3BCConfig).alpha == 1.0
+    assert config_of(None, {"beta": 0.5, "tau": 0.01}, Required) == Required(beta=0.5, tau=0.01)
+    with pytest.raises(ConfigError, match=r"^Required has no field 'bta' \(did you mean 'beta'\?\)"):
+        config_of(None, {"bta": 0.5}, Required)
 
 
 def test_stable_baselines3_replay_buffer_arguments_are_told_what_does_their_work():

@@ -228,3 +228,41 @@ def test_a_backward_that_fails_once_keeps_its_error_and_the_loss_its_graph():
     before = [p.clone() for p in critics.members[0].parameters()]
     critic_update(loss, optimizer)  # the same loss, once the memory is there
     assert not any(torch.equal(a, b) for a, b in zip(before, critics.members[0].parameters()))
+
+
+def test_a_failed_step_is_not_blamed_on_the_loss_where_a_critic_is_left_out_of_it():
+    """A weight of the optimizer's that the loss does not reach keeps no gradient after the whole backward: the step's
+    own failure (Adam's capturable=True on the CPU, say) was then said as a spent loss."""
+
+    class Failing(torch.optim.SGD):
+        def step(self, closure=None):
+            raise RuntimeError("the step failed")
+
+    torch.manual_seed(0)
+    critics = Critics(3, 1, (8,), n_critics=3)
+    loss = critic_loss(current_q_values(critics, torch.randn(8, 3), torch.rand(8, 1))[:2], torch.randn(8, 1))
+    with pytest.raises(RuntimeError, match="^the step failed$"):  # its own error: the loss is not to blame
+        critic_update(loss, Failing(critics.parameters(), lr=1e-3))
+    with pytest.raises(ValueError, match="this loss can no longer be backpropagated"):  # now it is spent
+        critic_update(loss, torch.optim.Adam(critics.parameters()))
+
+
+@pytest.mark.parametrize("name", ["LBFGS", "Adafactor"])
+def test_an_optimizers_own_state_of_other_shapes_is_not_called_another_networks(name):
+    """Adafactor's factored row_var and col_var, and LBFGS's flat direction d, were called another network's Adam
+    state: a loss used twice (its cell run again) was told to rebuild the optimizer, not to compute the loss again."""
+    if not hasattr(torch.optim, name):
+        pytest.skip(f"torch {torch.__version__} has no torch.optim.{name}")
+    torch.manual_seed(0)
+    critics = Critics(3, 1, (8,))
+    optimizer = getattr(torch.optim, name)(critics.parameters(), lr=1e-3)
+
+    def loss_of_a_batch():
+        return critic_loss(current_q_values(critics, torch.randn(8, 3), torch.rand(8, 1)), torch.randn(8, 1))
+
+    loss_of_a_batch().backward()
+    optimizer.step(loss_of_a_batch)  # a state of its own kind, of other shapes than the parameters'
+    loss = loss_of_a_batch()
+    critic_update(loss, torch.optim.SGD(critics.parameters(), lr=0.0))  # the graph is freed: the loss is spent
+    with pytest.raises(ValueError, match="this loss can no longer be backpropagated"):
+        critic_update(loss, optimizer)

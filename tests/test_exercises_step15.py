@@ -243,6 +243,12 @@ def actor_on_a_new_batch(agent):
         polyak_update(agent.critics, agent.critic_targets, agent.config.tau)
 
 
+def actor_on_an_sgd_of_its_own(agent):
+    if not isinstance(agent.actor_optimizer, torch.optim.SGD):  # from the first iteration on, its state the SGD's
+        agent.actor_optimizer = torch.optim.SGD(agent.actor.parameters(), lr=1e-2, momentum=0.9)
+    correct(agent)
+
+
 def test_accepts_correct(capsys):
     assert check_td3_iteration(correct)
     assert "Correct!" in capsys.readouterr().out
@@ -275,6 +281,8 @@ def test_names_each_misplaced_step(assert_rejected):
             actor_on_next_obs: "the actor's step at iteration 2 used batch.next_obs",
             actor_climbs_the_minimum: "the actor's step at iteration 4 took the minimum of the two critics",  # at 2, critic 1 is the lower everywhere
             actor_on_a_new_batch: "the actor's step at iteration 2 differs from actor_update(agent.actor",  # no slip known
+            # the slips' probe loaded its SGD state into TD3's Adam, and the checker itself raised KeyError: 'betas'
+            actor_on_an_sgd_of_its_own: "the actor's step at iteration 2 differs from actor_update(agent.actor",
         },
     )
 

@@ -72,6 +72,14 @@ def test_run_safely_says_where_an_undefined_name_comes_from():
     _, other = run_safely(lambda x: x.unknown, 1, what="my_fn(x)")
     assert "Run before" not in other  # only a NameError gets the note
 
+    def reads_a_local_before_assigning_it(x):
+        x = total + x  # noqa: F821
+        total = 0
+        return x, total
+
+    _, own = run_safely(reads_a_local_before_assigning_it, 1, what="my_fn(x)")
+    assert own.startswith("my_fn(x) raised UnboundLocalError: ") and "Run before" not in own, own  # no cell defines it
+
 
 def test_run_safely_reports_an_untouched_todo():
     def todo(x):

@@ -187,7 +187,8 @@ def run_safely(
     except NotImplementedError:
         return None, f"{what} is not written yet: replace the TODO (the `raise NotImplementedError`) with your code"
     except Exception as error:  # the student's code may fail in any way: say how, in a sentence
-        note = NAME_NOTE if isinstance(error, NameError) else ""
+        # an UnboundLocalError is a NameError of the function's own: a local read before the line that assigns it
+        note = NAME_NOTE if isinstance(error, NameError) and not isinstance(error, UnboundLocalError) else ""
         return None, f"{what} raised {type(error).__name__}: {error}{note}"
     except SystemExit as error:  # sys.exit() or exit() would otherwise end the check (IPython catches it)
         return None, f"{what} called sys.exit({error.code!r}) or exit(): a function returns its result instead"

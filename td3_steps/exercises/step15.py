@@ -149,9 +149,12 @@ def _actor_problem(i: int, due: bool, delay: int, before, ours, theirs, backprop
     return None
 
 
-def _actor_slip(i: int, delay: int, actor_before, critics, draws: torch.Tensor, adam: dict, actor) -> str | None:
+def _actor_slip(i: int, delay: int, actor_before, critics, draws: torch.Tensor, adam: dict | None, actor) -> str | None:
     """The slip of ACTOR_SLIPS that puts the actor where the student's step did, found by taking the step with each
-    from the same actor, critics, Adam state and batch (the one drawn with `draws`, update_rng's state), or None."""
+    from the same actor, critics, Adam state and batch (the one drawn with `draws`, update_rng's state), or None;
+    None too where `adam` is None: agent.actor_optimizer was no longer TD3's Adam, whose step the probe takes."""
+    if adam is None:
+        return None
     for says, loss_of in ACTOR_SLIPS:
         probe = _agent(delay)
         with torch.no_grad():
@@ -268,7 +271,10 @@ def _run(td3_iteration, delay: int) -> list[str]:
     for i in range(1, ITERATIONS[delay] + 1):
         before = _snapshot(student)
         grads_before = [None if p.grad is None else p.grad.clone() for p in student.actor.parameters()]
-        draws, adam = student.update_rng.get_state(), copy.deepcopy(student.actor_optimizer.state_dict())
+        draws = student.update_rng.get_state()
+        # an optimizer put in agent.actor_optimizer (an SGD?) holds a state that TD3's Adam cannot load: no slip probed
+        still_adam = type(student.actor_optimizer) is type(reference.actor_optimizer)
+        adam = copy.deepcopy(student.actor_optimizer.state_dict()) if still_adam else None
         _, problem = run_safely(
             td3_iteration,
             student,

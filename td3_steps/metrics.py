@@ -79,7 +79,7 @@ class UpdateStats:
     def record(self, loss: torch.Tensor, q_values, actor_loss: torch.Tensor | None) -> None:
         q_means = [q.detach().mean() for q in (q_values[0], q_values[-1])]
         self.sums += torch.stack(
-            [loss.detach(), actor_loss if actor_loss is not None else loss.new_zeros(()), *q_means]
+            [loss.detach(), actor_loss.detach() if actor_loss is not None else loss.new_zeros(()), *q_means]
         )
         self.finite += self.sums[:2].isfinite()
         self.critic_count += 1

@@ -29,6 +29,7 @@ from td3_steps import (
 )
 from td3_steps.config import field_names
 from td3_steps.envs import make_env
+from td3_steps.seeding import TRAIN_EPISODES, derived_seed
 from td3_steps.stops import signals_handled
 
 
@@ -718,3 +719,141 @@ def test_no_random_exploration_draws_nothing_beyond_the_acting_noise(toy_env, to
     model = TD3(toy_env(), config, seed=0, device="cpu").learn(1)
     torch.randn((1,), generator=fresh.act_rng)  # the one noise draw of one step (action_dim 1)
     assert torch.equal(model.act_rng.get_state(), fresh.act_rng.get_state())
+
+
+def test_the_first_noisy_predictions_before_any_learn_explore_with_the_schedules_start(small_config, toy_env):
+    """Before its first learn call an agent is at progress_remaining 1.0, training not begun: predict(deterministic=
+    False) explores with the exploration schedule's first value. A progress of 0.0 there (no learn call has set where
+    training ends) took the schedule's last value, 0, and predicted without noise."""
+    config = small_config.replace(exploration_noise=LinearSchedule(0.5, 0.0))
+    model = TD3(toy_env(), config, seed=0, device="cpu")
+    assert model.progress_remaining == 1.0
+    obs = np.zeros((8, 2), np.float32)
+    assert not np.array_equal(model.predict(obs, deterministic=False)[0], model.predict(obs)[0])
+
+
+def test_learns_rows_hold_the_mean_actor_loss_of_the_delayed_updates_since_the_last_row(
+    monkeypatch, toy_env, toy_config
+):
+    """An episode's row holds the mean of the actor losses of the actor updates run since the previous row (NaN only
+    where none ran). A train_step that handed record_update None for the actor loss logged NaN in every row: no test
+    read the actor loss of the agent's own rows."""
+    losses = []
+    original = td3_steps.agent.actor_update
+
+    def spy_actor_update(*args):
+        loss = original(*args)
+        losses.append(loss.item())
+        return loss
+
+    monkeypatch.setattr(td3_steps.agent, "actor_update", spy_actor_update)
+    rows = []
+    TD3(toy_env(), toy_config, seed=0, device="cpu").learn(15, log=rows.append)  # updates at steps 11 to 15
+    assert [math.isnan(row["actor_loss"]) for row in rows] == [True, True, False]
+    assert len(losses) == 2  # critic updates 2 and 4 of 5 (policy_delay 2)
+    assert rows[2]["actor_loss"] == pytest.approx(sum(losses) / 2, rel=1e-6)
+
+
+def test_an_agent_loaded_without_a_memory_smaller_than_learning_starts_updates_once_it_is_full(
+    tmp_path, toy_env, toy_config
+):
+    """A memory of 6 transitions under learning_starts=10 is warm when full: one loaded without it gathers 6 new
+    transitions, not 5, before it updates again (a memory warm one transition early drew its first batches from 5)."""
+    config = toy_config.replace(buffer_size=6, batch_size=4)
+    TD3(toy_env(), config, seed=0, device="cpu").learn(20).save(tmp_path / "ckpt")  # without its memory
+    loaded = TD3.load(tmp_path / "ckpt", env=toy_env(), device="cpu")
+    updates = loaded.critic_updates
+    loaded.learn(5)
+    assert len(loaded.memory) == 5 and loaded.critic_updates == updates
+    loaded.learn(1)
+    assert len(loaded.memory) == 6 and loaded.critic_updates == updates + 1
+
+
+def test_gradient_steps_one_runs_one_update_per_round_whatever_train_freq(toy_env, toy_config):
+    """train_freq=4 with gradient_steps=1: one update every 4th step. Only gradient_steps=-1 runs one per step
+    collected; taking 1 for "as many as collected" ran 4 a round."""
+    model = TD3(toy_env(), toy_config.replace(train_freq=4), seed=0, device="cpu").learn(20)
+    assert model.critic_updates == 3  # at steps 12, 16 and 20
+
+
+def test_the_stored_transitions_chain_the_env_s_observations(toy_env, toy_config):
+    """Transition t holds the observation acted on and the one step() returned: next_obs[t] is what the env
+    returned, and obs[t + 1] the same within an episode (obs at an episode's start is its reset's). A memory whose
+    next_obs repeated obs taught the critics Q(s, a) = r + gamma Q(s, a') without a word."""
+    seen = []
+
+    class Recording(toy_env):
+        def reset(self, *, seed=None, options=None):
+            obs, info = super().reset(seed=seed, options=options)
+            seen.append(("reset", obs))
+            return obs, info
+
+        def step(self, action):
+            obs, *rest = super().step(action)
+            seen.append(("step", obs))
+            return obs, *rest
+
+    model = TD3(Recording(), toy_config, seed=0, device="cpu")
+    seen.clear()  # the env's checks at construction
+    model.learn(10)  # two episodes
+    resets = [torch.as_tensor(obs) for kind, obs in seen if kind == "reset"]
+    returned = torch.stack([torch.as_tensor(obs) for kind, obs in seen if kind == "step"])
+    assert len(resets) == 2 and torch.equal(model.memory.next_obs[:10], returned)
+    for start, reset in zip((0, 5), resets):
+        assert torch.equal(model.memory.obs[start], reset)
+        assert torch.equal(model.memory.obs[start + 1 : start + 5], returned[start : start + 4])
+
+
+def test_a_step_both_terminated_and_truncated_is_stored_as_terminated(toy_env, toy_config):
+    """gymnasium may return terminated and truncated both True (a terminal state reached at the time limit): the
+    state is terminal all the same, and the target must not bootstrap from it."""
+    model = TD3(toy_env(terminate_at=5), toy_config, seed=0, device="cpu").learn(10)  # step 5: both True
+    assert model.memory.terminated[:10, 0].tolist() == [0, 0, 0, 0, 1] * 2
+    assert model.memory.truncated[:10, 0].tolist() == [0, 0, 0, 0, 1] * 2
+
+
+def test_an_episodes_row_holds_its_number_step_and_the_sum_of_its_rewards(toy_env, toy_config):
+    """A wrong return (the last reward alone, the sum carried over from the episode before, or its sign flipped) or
+    a wrong episode number reached metrics.csv and the learning curve: no test read them."""
+    rows = []
+    model = TD3(toy_env(), toy_config, seed=0, device="cpu").learn(15, log=rows.append)  # 3 episodes of 5 steps
+    assert [(row["step"], row["episode"]) for row in rows] == [(5, 1), (10, 2), (15, 3)]
+    rewards = model.memory.reward[:15, 0].reshape(3, 5).double().sum(1).tolist()
+    assert [row["episode_return"] for row in rows] == pytest.approx(rewards, rel=1e-6)
+    assert len(set(rewards)) == 3 and all(r < 0 for r in rewards)
+
+
+def test_each_training_episode_resets_with_its_seed_of_the_training_stream(toy_env, toy_config):
+    """Episode k of training resets with derived_seed(seed, TRAIN_EPISODES, k): the seeds, not only their being
+    distinct, are part of a run that a seed makes again. Counting episodes from 1, or drawing the seeds from another
+    stream (the updates', whose first seed is update_rng's), made other runs of every seed."""
+    seeds = []
+
+    class Recording(toy_env):
+        def reset(self, *, seed=None, options=None):
+            seeds.append(seed)
+            return super().reset(seed=seed, options=options)
+
+    model = TD3(Recording(), toy_config, seed=7, device="cpu")
+    seeds.clear()
+    model.learn(15)  # 3 episodes
+    assert seeds == [derived_seed(7, TRAIN_EPISODES, k) for k in range(3)]
+
+
+def test_random_exploration_draws_its_coin_from_the_acting_stream_after_learning_starts_only(toy_env, toy_config):
+    """The acting stream holds, in order: one uniform action per warm-up step; after learning_starts, a coin per
+    step, then the uniform action (coin < random_exploration) or the Gaussian noise. A coin tossed in the warm-up
+    too, or drawn from update_rng (batches and target smoothing), made other runs of every seed."""
+    config = toy_config.replace(learning_starts=3, train_freq=10_000, random_exploration=0.5)  # never trains
+    fresh = TD3(toy_env(), config, seed=0, device="cpu")
+    model = TD3(toy_env(), config, seed=0, device="cpu").learn(12)
+    rng, randoms = fresh.act_rng, 0
+    for _ in range(3):
+        torch.rand((1,), generator=rng)
+    for _ in range(9):
+        coin = torch.rand((), generator=rng).item()
+        randoms += coin < 0.5
+        (torch.rand if coin < 0.5 else torch.randn)((1,), generator=rng)
+    assert 0 < randoms < 9  # both kinds of step taken
+    assert torch.equal(model.act_rng.get_state(), rng.get_state())
+    assert torch.equal(model.update_rng.get_state(), fresh.update_rng.get_state())

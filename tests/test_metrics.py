@@ -491,3 +491,35 @@ def test_a_metrics_csv_refuses_a_row_that_is_no_metrics_row(tmp_path, row):
 def test_a_metrics_csv_makes_the_folders_its_path_needs(tmp_path):
     MetricsCSV(tmp_path / "new" / "metrics.csv")({"step": 1, "episode_return": -1.0})
     assert [row["step"] for row in read_rows(tmp_path / "new" / "metrics.csv")] == ["1"]
+
+
+# ---------------------------------------------------------------- found by mutating the code (each fails on its mutant)
+def test_a_train_step_that_records_more_than_once_is_named_too():
+    """A train_step of one's own that called record_update twice counted each iteration twice in the means: the
+    check named fewer records than iterations, and more as well."""
+    stats = UpdateStats(torch.device("cpu"))
+    for _ in range(3):
+        stats.record(torch.tensor(1.0), _q(0, 0), None)
+    with pytest.raises(TypeError, match=r"^Mine.train_step ran 2 iteration\(s\) but recorded 3: end a train_step"):
+        stats.check_recorded(0, 2, "Mine")
+
+
+def test_the_end_of_an_episode_stops_training_on_a_non_finite_actor_loss():
+    """flush, the read at each episode's end, checks the actor loss as check does: one that checked the critic loss
+    alone logged a NaN actor loss and trained on until learn's end."""
+    stats = UpdateStats(torch.device("cpu"))
+    _record(stats, [1.0, 1.0])  # an actor loss of -1 at iteration 2
+    stats.record(torch.tensor(1.0), _q(0, 0), torch.tensor(math.nan))
+    with pytest.raises(TrainingError, match=r"actor loss \(step 13\) became NaN or infinite at iteration 3 \(found at"):
+        stats.flush(iterations=3, step=30)
+
+
+def test_an_actor_loss_with_its_graph_is_summed_without_it():
+    """A train_step of one's own (TD3+BC's) may hand record_update an actor loss that still has its graph: the sums
+    took it into autograd, and each later actor update chained onto a graph that grew for the whole run."""
+    stats = UpdateStats(torch.device("cpu"))
+    weight = torch.ones((), requires_grad=True)
+    q_values = (torch.ones(4, 1), torch.ones(4, 1))
+    stats.record(torch.tensor(1.0), q_values, -(weight * 2.0))
+    assert not stats.sums.requires_grad
+    assert stats.flush(1, 10)["actor_loss"] == -2.0

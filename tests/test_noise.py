@@ -163,3 +163,20 @@ def test_make_noise_passes_theta_and_the_device_on():
     assert make_noise("ornstein-uhlenbeck", 2, theta=0.5).theta == 0.5
     with pytest.raises(ValueError, match="Unknown device 'gpu'"):
         make_noise("ornstein-uhlenbeck", 2, device="gpu")
+
+
+def test_ornstein_uhlenbeck_noise_draws_from_the_generator_it_is_given():
+    """Each step is x <- x - theta * x * dt + sqrt(dt) * eps with eps drawn from the generator passed in (the agent's
+    act_rng): the same generator state gives the same draws, and torch's global RNG is left alone. A process that
+    drew from the global RNG gave another run for every use of it elsewhere, and a seeded run no longer repeated."""
+    scale = torch.tensor([0.5, 2.0])
+    noise, generator = OrnsteinUhlenbeckNoise(2, theta=0.3), torch.Generator().manual_seed(7)
+    expected, x = torch.Generator().manual_seed(7), torch.zeros(2)
+    torch.manual_seed(0)
+    global_draw = torch.rand(1)
+    torch.manual_seed(0)
+    for _ in range(3):
+        x = x - 0.3 * x * 0.01 + math.sqrt(0.01) * torch.randn(2, generator=expected)
+        assert torch.equal(noise(scale, generator), x * scale)
+    assert torch.equal(generator.get_state(), expected.get_state())
+    assert torch.equal(torch.rand(1), global_draw)

@@ -212,3 +212,33 @@ def test_an_action_straight_from_the_actor_is_told_its_shape():
     with pytest.raises(ValueError, match=r"ReplayMemory.add: action has shape \(1, 1\), this memory was made with"):
         memory.add(np.zeros(3), action, 0.0, np.zeros(3), False)
     assert memory.size == 0
+
+
+# ---------------------------------------------------------------- found by mutating the code (each fails on its mutant)
+def test_a_negative_reward_is_stored_with_its_sign():
+    """The tests stored rewards >= 0 alone, so a memory that stored |r| (Pendulum's rewards are all negative) passed
+    them; so did one that stored r for the sampled batch only."""
+    memory = ReplayMemory(4, obs_dim=2, action_dim=1)
+    memory.add(np.zeros(2), [0.0], -2.5, np.ones(2), False)
+    assert memory.reward[0, 0].item() == -2.5
+    assert memory.sample(3, torch.Generator().manual_seed(0)).reward[:, 0].tolist() == [-2.5] * 3
+
+
+def test_a_termination_is_not_stored_as_a_truncation():
+    """truncated is stored as given, apart from terminated both ways: a terminated transition keeps truncated 0 (the
+    saved memory, and any variant that reads the column, would otherwise see a time limit that never came)."""
+    memory = ReplayMemory(4, obs_dim=2, action_dim=1)
+    memory.add(np.zeros(2), [0.0], 1.0, np.ones(2), terminated=True, truncated=False)
+    assert (memory.terminated[0, 0].item(), memory.truncated[0, 0].item()) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(("capacity", "stored", "position"), [(10, 5, 2), (4, 4, 4)])
+def test_a_saved_memory_whose_position_is_not_a_next_slot_is_refused(capacity, stored, position):
+    """Until a memory is full its next slot is its size: position 2 with 5 stored would overwrite transitions 2 to 4
+    next. Once full, the position is below the capacity: position 4 of 4 would write past the last row."""
+    memory = ReplayMemory(capacity, 3, 1)
+    for _ in range(stored):
+        memory.add(np.zeros(3), [0.0], 0.0, np.zeros(3), False)
+    state = {**memory.state_dict(), "position": position}
+    with pytest.raises(ValueError, match=rf"size {stored} and position {position} do not fit its capacity {capacity}"):
+        ReplayMemory(capacity, 3, 1).load_state_dict(state)

@@ -1,5 +1,6 @@
 """td3_steps.schedules: a hyperparameter as a function of progress_remaining, and the agent following it."""
 
+import math
 import re
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 from td3_steps import TD3, ConfigError, LinearSchedule, TD3Config
-from td3_steps.schedules import apply_learning_rate, schedule_from_dict
+from td3_steps.schedules import apply_learning_rate, schedule_from_dict, value_at
 
 
 def test_linear_schedule_values():
@@ -109,3 +110,29 @@ def test_a_schedule_dict_without_its_kind_is_told_what_a_schedule_dict_holds():
                         ({"schedule": "linear", "start": 1.0, "end": 0.0, "steps": 5}, "unexpected keyword")):  # fmt: skip
         with pytest.raises(ValueError, match=rf"a schedule is a dict .*this one has .*{said}"):
             schedule_from_dict(value)
+
+
+# ---------------------------------------------------------------- found by mutating the code (each fails on its mutant)
+def test_a_linear_schedule_ends_after_a_fraction_of_training_in_0_to_1():
+    """end_fraction is in (0, 1]: 0 (the start value never used; Stable-Baselines3's get_linear_fn divides by it) is
+    refused, as is a fraction beyond the run; 1, the default, is taken."""
+    for end_fraction in (0.0, -0.5, 1.5):
+        with pytest.raises(ValueError, match=rf"LinearSchedule.end_fraction = {end_fraction!r} must be in \(0, 1\]\."):
+            LinearSchedule(1.0, 0.0, end_fraction)
+    assert LinearSchedule(1.0, 0.0, 1).end_fraction == 1.0
+
+
+def test_a_schedule_that_gives_an_infinite_value_is_refused_with_its_value():
+    """inf passes a sign check (inf > 0): a learning rate or an acting noise of inf from a schedule is refused as
+    NaN is, where one that checked the sign alone trained on to a TrainingError that blamed the rewards."""
+    for name in ("learning_rate", "exploration_noise"):
+        with pytest.raises(
+            ValueError, match=rf"TD3Config.{name}'s schedule gave inf at progress_remaining 0.5: it must give a finite"
+        ):
+            value_at(lambda progress: math.inf, 0.5, name)
+
+
+def test_a_schedule_dict_of_a_kind_td3_steps_does_not_know_is_told_the_kinds():
+    """{"schedule": "cosine"} raised a bare KeyError: 'cosine', where a kind that is not a string is explained."""
+    with pytest.raises(ValueError, match=r"names its kind \('linear'\).* this one has 'schedule': 'cosine'$"):
+        schedule_from_dict({"schedule": "cosine", "start": 1.0, "end": 0.0})

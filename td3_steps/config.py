@@ -93,7 +93,8 @@ class TD3Config:
     """Hyperparameters of TD3. Noise scales are fractions of each action dimension's half-range.
 
     A variant of TD3 (a subclass overriding train_step) keeps hyperparameters of its own in a frozen dataclass
-    subclass of this one, named as its config_class: its fields are checked, saved and loaded as these are.
+    subclass of this one, named as its config_class: its fields are taken, saved and loaded as these are (check their
+    values in its __post_init__, after super().__post_init__()).
     """
 
     def __new__(cls, *args, **fields):

@@ -1062,11 +1062,14 @@ def _reader_gone(stream) -> bool:
         return True
     except (OSError, ValueError, AttributeError):
         return False
+    descriptor = _file_descriptor(stream)
+    if descriptor is None:
+        return False
     try:
         poller = select.poll()  # Linux: POLLERR on a pipe's writing end once its last reader has closed it
-        poller.register(stream.fileno(), select.POLLOUT)
+        poller.register(descriptor, select.POLLOUT)
         return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
-    except (OSError, ValueError, AttributeError):  # no file descriptor, or no poll (Windows)
+    except (OSError, ValueError, AttributeError):  # a descriptor poll refuses, or no poll (Windows)
         return False
 
 

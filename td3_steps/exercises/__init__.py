@@ -221,6 +221,17 @@ def unpacked_two(problem: str, n: int) -> bool:
     return n == 1 and "not enough values to unpack (expected 2, got 1)" in problem
 
 
+def two_names_reply(problem: str, n: int, unpacking: str) -> str | None:
+    """Where `problem` is an unpacking into two names with n critics (unpacked_two), the reply that names it,
+    `unpacking` ("q1, q2 = critic_targets(...)"), to which a checker adds what to write; else None."""
+    if not unpacked_two(problem, n):
+        return None
+    return (
+        f"{problem.rstrip('.')}: an unpacking into two names ({unpacking}) takes exactly two critics, and here there"
+        f" are {n}"
+    )
+
+
 def tensors_problem(answer: Any, each: str, right: str) -> str | None:
     """What came back in place of a flat tuple of tensors (one per critic): another type, or an item that is no
     tensor; else None. `each` says what one tensor is ("target critic"), `right` how to write the answer."""

@@ -28,7 +28,7 @@ from . import (
     run_safely,
     snapshot,
     tensors_problem,
-    unpacked_two,
+    two_names_reply,
 )
 
 CASES = ((2, 0), (3, 1))  # (number of critics, seed)
@@ -224,11 +224,9 @@ def check_target_q_values(fn) -> bool:
             what=f"score_next(batch, next_action, critics, critic_targets) with {n_critics} critics",
             random_state=f"{NOISE}: {RIGHT}",
         )  # fmt: skip
-        if problem and unpacked_two(problem, n_critics):
-            problem = (
-                f"{problem.rstrip('.')}: an unpacking into two names (q1, q2 = critic_targets(...)) takes exactly two"
-                f" critics, and here there are {n_critics}: return every one, {RIGHT}"
-            )
+        unpacked = problem and two_names_reply(problem, n_critics, "q1, q2 = critic_targets(...)")
+        if unpacked:
+            problem = f"{unpacked}: return every one, {RIGHT}"
         if problem:
             return report([problem], "")
         problem = _left_alone_problem(before, inputs, _inputs(batch, next_action), critics, critic_targets)

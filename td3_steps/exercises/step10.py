@@ -30,7 +30,7 @@ from . import (
     snapshot,
     squeeze_note,
     tensors_problem,
-    unpacked_two,
+    two_names_reply,
 )
 
 OBS_DIM, ACTION_DIM = 3, 2
@@ -186,11 +186,9 @@ def _case_problem(fn, n: int, obs_dim: int, action_dim: int, size: int) -> str |
     known_mistakes = mistakes(nets, obs, action)
     on = f" on {ONE_TRANSITION}" if size == 1 else ""
     answer, problem = run_safely(fn, nets, obs, action, what=f"my_q(...) with {n} critics{on}")
-    if problem and unpacked_two(problem, n):
-        return (
-            f"{problem.rstrip('.')}: an unpacking into two names (net1, net2 = critic_nets) takes exactly two critics,"
-            f" and here there are {n}: {RIGHT}"
-        )
+    unpacked = problem and two_names_reply(problem, n, "net1, net2 = critic_nets")
+    if unpacked:
+        return f"{unpacked}: {RIGHT}"
     if problem:
         return explain_error(problem.rstrip("."), known_errors(obs, action)) + _sizes_note(obs, action)
     problem = _left_alone_problem(inputs, {"obs": obs, "action": action}, nets)

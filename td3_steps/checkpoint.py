@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .config import ConfigError, TD3Config, config_of, field_names
+from .config import ConfigError, TD3Config, config_of, not_fields, required_fields
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import ActionScaleWarning, bounds_mismatch, env_action, stored_observation
@@ -569,15 +569,27 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
 
 
 def _variant_hint(cls, saved: dict) -> str:
-    """Where a saved config has fields that cls.config_class lacks, what loads it: the variant that saved it."""
-    extra = sorted(set(saved) - set(field_names(cls.config_class))) if isinstance(saved, dict) else []
-    if not extra:
+    """Where a saved config and cls.config_class differ in their fields, what loads it: the variant that saved it
+    (the saved config has fields the class lacks), or a config given with it (it lacks a field of the class that
+    has no default)."""
+    if not isinstance(saved, dict):
         return ""
-    return (
-        f" The checkpoint was saved by a variant of TD3 whose config_class has {', '.join(map(repr, extra))} (or by a"
-        f" newer td3_steps): load it with that class (MyTD3.load(path)), not {cls.__name__}.load; its actor alone acts"
-        " anywhere (save_policy)."
-    )
+    extra = sorted(not_fields(saved, cls.config_class))
+    if extra:
+        return (
+            f" The checkpoint was saved by a variant of TD3 whose config_class has {', '.join(map(repr, extra))} (or by"
+            f" a newer td3_steps): load it with that class (MyTD3.load(path)), not {cls.__name__}.load; its actor alone"
+            " acts anywhere (save_policy)."
+        )
+    missing = [name for name in required_fields(cls.config_class) if name not in saved]
+    if missing:
+        config_name = cls.config_class.__name__
+        return (
+            f" The checkpoint was saved without {', '.join(map(repr, missing))} (by TD3 itself, or another variant):"
+            f" give the config, {cls.__name__}.load(path, config={config_name}({missing[0]}=..., net_arch=...)), with"
+            " the network settings it was trained with."
+        )
+    return ""
 
 
 def _does_not_fit(path, error: Exception) -> CheckpointError:
@@ -717,9 +729,12 @@ def get_parameters(model) -> dict[str, dict]:
 def set_parameters(model, parameters: dict[str, dict], exact_match: bool = True) -> None:
     """Load state_dicts as get_parameters returns them (see TD3.set_parameters)."""
     if not isinstance(parameters, dict):
+        from_file = (  # Stable-Baselines3's set_parameters takes a path too
+            ": a checkpoint's are TD3.load(path).get_parameters()" if isinstance(parameters, (str, os.PathLike)) else ""
+        )
         raise TypeError(
             f"set_parameters takes a dict of state_dicts by name, as get_parameters returns it; got"
-            f" {type(parameters).__name__}."
+            f" {type(parameters).__name__}{from_file}."
         )
     check_flag("set_parameters", "exact_match", exact_match)
     unexpected = sorted(set(parameters) - set(PARAMETERS))

@@ -98,11 +98,18 @@ class TD3Config:
     """
 
     def __new__(cls, *args, **fields):
-        """A keyword that is no field gets the ConfigError that lists the fields, as from_dict and TD3(env, ...)
-        give it, rather than the dataclass's bare "unexpected keyword argument"."""
-        unknown = set(fields) - set(field_names(cls))
+        """A keyword that is no field, or a variant's field without a default left out, gets a ConfigError that
+        names it, as from_dict and TD3(env, ...) give it, rather than the dataclass's bare TypeError."""
+        unknown = not_fields(fields, cls)
         if unknown:
             raise _no_such_fields(unknown, cls)
+        given = set(field_names(cls)[: len(args)]) | set(fields)
+        missing = [name for name in required_fields(cls) if name not in given]
+        if missing:
+            raise ConfigError(
+                f"{cls.__name__} needs {', '.join(missing)}, which {'has' if len(missing) == 1 else 'have'} no"
+                f" default: give {'it' if len(missing) == 1 else 'them'}, {cls.__name__}({missing[0]}=...)."
+            )
         return super().__new__(cls)
 
     learning_rate: float | Callable[[float], float] = 1e-3
@@ -212,7 +219,7 @@ class TD3Config:
 
     def replace(self, **changes) -> TD3Config:
         """A copy with some fields changed (and checked again)."""
-        unknown = set(changes) - set(field_names(type(self)))
+        unknown = not_fields(changes, type(self))
         if unknown:
             raise _no_such_fields(unknown, type(self))
         return dataclasses.replace(self, **changes)
@@ -236,15 +243,18 @@ class TD3Config:
             raise ConfigError(
                 f"{cls.__name__}.from_dict takes a dict of fields, as to_dict gives; got {type(data).__name__}."
             )
-        unknown = set(data) - set(field_names(cls))
+        unknown = not_fields(data, cls)
         if unknown:
             raise _no_such_fields(unknown, cls)
         data = dict(data)
         for name in SCHEDULABLE:
             value = data.get(name)
             if isinstance(value, dict) and "callable" in value:
-                default = cls().to_dict()
-                kept = ", ".join(f"{k}={_as_code(v)}" for k, v in data.items() if k != name and v != default[k])
+                required = required_fields(cls)
+                default = cls(**{k: data[k] for k in required if k in data}).to_dict()
+                kept = ", ".join(
+                    f"{k}={_as_code(v)}" for k, v in data.items() if k != name and (v != default[k] or k in required)
+                )
                 raise ConfigError(
                     f"{cls.__name__}.{name} was a Python callable ({value['callable']}), which a checkpoint cannot"
                     f" store: pass the config it was trained with again, the callable included, e.g."
@@ -274,7 +284,7 @@ def config_of(config: TD3Config | None, fields: dict, config_class: type[TD3Conf
             f" (or {name}.from_dict(config.to_dict()), from a TD3Config)" if config_class is not TD3Config else ""
         )
         raise TypeError(f"config must be a {name}, got {type(config).__name__}: use {name}(...){from_base}.")
-    extra = [] if config is None else [n for n in field_names(type(config)) if n not in field_names(config_class)]
+    extra = [] if config is None else not_fields(field_names(type(config)), config_class)
     if extra:  # a variant's config given to TD3 itself: saved with the checkpoint, which its load would refuse
         raise TypeError(
             f"config is a {type(config).__name__}, whose {', '.join(extra)} no {config_class.__name__} has: this"
@@ -292,6 +302,17 @@ def config_of(config: TD3Config | None, fields: dict, config_class: type[TD3Conf
 def field_names(config_class: type[TD3Config] | None = None) -> list[str]:
     """The fields of TD3Config, or of `config_class`, a variant's subclass of it."""
     return [f.name for f in dataclasses.fields(config_class or TD3Config)]
+
+
+def not_fields(names: Iterable, config_class: type[TD3Config]) -> list:
+    """The `names`, in their order, that are no field of `config_class`."""
+    fields = set(field_names(config_class))
+    return [name for name in names if name not in fields]
+
+
+def required_fields(config_class: type[TD3Config]) -> list[str]:
+    """The fields of `config_class` without a default: none of TD3Config's; a variant's subclass may have some."""
+    return [f.name for f in dataclasses.fields(config_class) if f.default is f.default_factory is dataclasses.MISSING]
 
 
 @cache

@@ -70,6 +70,24 @@ def test_a_variant_loads_as_itself_with_its_own_hyperparameters(tmp_path, small_
         TD3BC("Pendulum-v1", small_config)
 
 
+def test_a_variant_with_a_required_field_is_told_to_give_a_config_for_a_plain_checkpoint(tmp_path, small_config):
+    """A plain TD3 checkpoint has no value for a variant's field without a default: loading it raised the dataclass's
+    bare TypeError; it says to give the config, and with one it loads."""
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Required(TD3Config):
+        beta: float
+
+    class Variant(TD3):
+        config_class = Required
+
+    TD3("Pendulum-v1", small_config, seed=1, device="cpu").learn(130).save(tmp_path / "ckpt")
+    with pytest.raises(CheckpointError, match=r"saved without 'beta' .* Variant\.load\(path, config=Required\(beta="):
+        Variant.load(tmp_path / "ckpt", device="cpu")
+    loaded = Variant.load(tmp_path / "ckpt", config=Required(**small_config.to_dict(), beta=0.5), device="cpu")
+    assert loaded.config.beta == 0.5 and loaded.num_steps == 130
+
+
 def test_a_mid_episode_checkpoint_loaded_into_another_env_says_it_may_be_another_env(tmp_path, small_config):
     """The warning blamed the env's determinism alone, where the env given to load was made with other arguments."""
     TD3("Pendulum-v1", small_config, seed=1, device="cpu").learn(130).save(tmp_path / "ckpt")
@@ -554,6 +572,8 @@ def test_get_and_set_parameters(toy_env, toy_config, params, same):
         wide.set_parameters({"actor": model.actor.state_dict()}, exact_match=False)
     with pytest.raises(TypeError, match="set_parameters takes a dict of state_dicts by name, .* got list"):
         wide.set_parameters(list(model.get_parameters().values()))
+    with pytest.raises(TypeError, match=r"got str: a checkpoint's are TD3\.load\(path\)\.get_parameters\(\)\.$"):
+        wide.set_parameters("runs/x/checkpoint")  # Stable-Baselines3 takes a path
 
 
 def test_set_parameters_refuses_an_actor_of_other_action_bounds(small_config, params, same):

@@ -139,6 +139,16 @@ def test_config_of_takes_a_variants_config_only_for_the_variant():
     assert config_of(None, {"beta": 0.5, "tau": 0.01}, Required) == Required(beta=0.5, tau=0.01)
     with pytest.raises(ConfigError, match=r"^Required has no field 'bta' \(did you mean 'beta'\?\)"):
         config_of(None, {"bta": 0.5}, Required)
+    with pytest.raises(
+        ConfigError, match=r"^Required needs beta, which has no default: give it, Required\(beta=\.\.\.\)"
+    ):
+        config_of(None, {"tau": 0.01}, Required)  # was the dataclass's bare "missing 1 required keyword-only argument"
+    with pytest.raises(ConfigError, match=r"^Required needs beta"):
+        Required.from_dict(TD3Config().to_dict())
+    with pytest.raises(
+        ConfigError, match=r"callable .* config=Required\(learning_rate=\.\.\., tau=0\.01, beta=0\.5\)\)"
+    ):
+        Required.from_dict(Required(learning_rate=lambda progress: 1e-3, beta=0.5, tau=0.01).to_dict())  # was cls()
 
 
 def test_stable_baselines3_replay_buffer_arguments_are_told_what_does_their_work():

@@ -196,8 +196,8 @@ def test_two_critics_unpacked_are_told_to_write_for_any_number(capsys):
     """q1, q2 = q_values got Python's "too many values to unpack (expected 2)" alone, with no word of what to do."""
     assert not check_clipped_double_q(min_of_two_unpacked)
     out = capsys.readouterr().out
-    assert "unpacks exactly two critics, and here q_values holds 3" in out, out
-    assert "unpacks exactly two critics, and here q_values holds 1" in out, out
+    assert "(q1, q2 = q_values) takes exactly two critics, and here there are 3. Write" in out, out
+    assert "(q1, q2 = q_values) takes exactly two critics, and here there is 1. Write" in out, out
 
 
 def min_of_pairs_zipped(q_values):
@@ -206,9 +206,9 @@ def min_of_pairs_zipped(q_values):
 
 
 def test_an_unpacking_that_is_not_q1_q2_is_not_blamed_on_two_critics(capsys):
-    """It got "q1, q2 = q_values unpacks exactly two critics, and here q_values holds 2" (and "holds 3" beside Python's
-    own "expected 2, got 1"), which says nothing true of the code."""
+    """It got "q1, q2 = q_values unpacks exactly two critics" with 2 (and 3) critics beside Python's own "expected 2,
+    got 1", which says nothing true of the code."""
     assert not check_clipped_double_q(min_of_pairs_zipped)
     out = capsys.readouterr().out
     assert "not enough values to unpack (expected 2, got 1)" in out, out
-    assert "here q_values holds 2" not in out and "here q_values holds 3" not in out, out
+    assert "there are 2" not in out and "there are 3" not in out, out

@@ -2,6 +2,7 @@
 
 import pickle
 import re
+import subprocess
 import sys
 import warnings
 
@@ -119,6 +120,27 @@ def test_an_env_of_ones_own_module_is_named_with_its_module(tmp_path, monkeypatc
     del gym.registry["TestPoint-v0"]
     with pytest.raises(ValueError, match=r"TestPoint-v0.* doesn't exist.*'my_module:TestPoint-v0'"):
         make_env("TestPoint-v0")
+
+
+def test_an_exported_actor_acts_where_neither_td3_steps_nor_gymnasium_is_imported(tmp_path, small_config):
+    """The README's recipe for acting without td3_steps: torch.export of the loaded actor, any batch size."""
+    TD3("Pendulum-v1", small_config, seed=0, device="cpu").learn(150).save_policy(tmp_path / "actor.pt")
+    policy = Policy.load(tmp_path / "actor.pt")
+    batch = torch.export.Dim("batch")
+    example = (torch.zeros(2, *policy.obs_shape),)
+    program = torch.export.export(policy.actor.eval(), example, dynamic_shapes=({0: batch},))
+    torch.export.save(program, tmp_path / "actor.pt2")
+    obs = torch.randn(5, *policy.obs_shape, generator=torch.Generator().manual_seed(0))
+    torch.save(obs, tmp_path / "obs.pt")
+    elsewhere = (
+        "import sys, torch\n"
+        f"actor = torch.export.load({str(tmp_path / 'actor.pt2')!r}).module()\n"
+        f"torch.save(actor(torch.load({str(tmp_path / 'obs.pt')!r})), {str(tmp_path / 'actions.pt')!r})\n"
+        "assert not {'td3_steps', 'gymnasium'} & set(sys.modules), sorted(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", elsewhere], check=True, cwd=tmp_path)
+    with torch.no_grad():
+        assert torch.equal(torch.load(tmp_path / "actions.pt"), policy.actor(obs))
 
 
 def test_policies_of_the_course_version_and_of_version_2_still_load(tmp_path, small_config):

@@ -228,7 +228,7 @@ def two_names_reply(problem: str, n: int, unpacking: str) -> str | None:
         return None
     return (
         f"{problem.rstrip('.')}: an unpacking into two names ({unpacking}) takes exactly two critics, and here there"
-        f" are {n}"
+        f" {'is' if n == 1 else 'are'} {n}"
     )
 
 

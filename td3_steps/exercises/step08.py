@@ -26,7 +26,7 @@ from . import (
     report,
     run_safely,
     squeeze_note,
-    unpacked_two,
+    two_names_reply,
 )
 
 ANY_NUMBER = "write it for any number of critics (a loop over q_values, or one (B, n) table and its minimum per row)"
@@ -140,10 +140,9 @@ def _raised(problem: str, qs: tuple[torch.Tensor, ...]) -> str:
     any_number = ANY_NUMBER[0].upper() + ANY_NUMBER[1:]
     if len(qs) == 1 and "raised IndexError" in problem:
         return f"{problem}. {any_number}, one critic included"
-    if unpacked_two(problem, len(qs)):  # q1, q2 = q_values, with three critics or one
-        return (
-            f"{problem}: q1, q2 = q_values unpacks exactly two critics, and here q_values holds {len(qs)}. {any_number}"
-        )
+    unpacked = two_names_reply(problem, len(qs), "q1, q2 = q_values")
+    if unpacked:
+        return f"{unpacked}. {any_number}"
     if any(f"raised TypeError: {function}()" in problem for function in ("min", "minimum")):
         # torch.min(*q_values) or torch.minimum(*q_values): torch's own reply lists every signature, over many lines
         call = problem.split(": ", 1)[0]  # "my_min(q_values) raised TypeError"

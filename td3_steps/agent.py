@@ -420,6 +420,7 @@ class TD3:
         actor_net: CustomNet = None,
         critic_net: CustomNet = None,
         tensorboard_log=None,
+        **others,
     ) -> TD3:
         """Rebuild an agent from a checkpoint directory written by `save`, ready to continue.
 
@@ -432,7 +433,7 @@ class TD3:
         modules or functions: the weights come from the checkpoint).
         """
         networks = {"actor_net": actor_net, "critic_net": critic_net}
-        return checkpoint.load_agent(cls, path, env, device, memory, config, networks, tensorboard_log)
+        return checkpoint.load_agent(cls, path, env, device, memory, config, networks, tensorboard_log, others)
 
     def save_replay_memory(self, path) -> None:
         """Write the replay memory alone to one file, atomically and with its sha256 (as Stable-Baselines3's

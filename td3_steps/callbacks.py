@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .checkpoint import check_checkpoint_path
-from .config import unknown_names
+from .config import refuse_arguments
 from .counts import check_flag, is_count
 from .failures import warn
 
@@ -31,9 +31,7 @@ def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others
     are checked: of those only Stable-Baselines3's reset_num_timesteps=False, which is what learn does, passes."""
     if others.get("reset_num_timesteps") is False:
         others = {name: value for name, value in others.items() if name != "reset_num_timesteps"}
-    if others:
-        named = [name for name, p in inspect.signature(learn).parameters.items() if p.kind is p.KEYWORD_ONLY]
-        raise TypeError(f"learn() takes no argument {unknown_names(others, named)}.")
+    refuse_arguments(learn, others)
     if not is_count(total_timesteps):
         whole = isinstance(total_timesteps, float) and total_timesteps.is_integer() and total_timesteps >= 0
         hint = f" (a float): write {int(total_timesteps):_}" if whole else ""
@@ -162,9 +160,7 @@ class EvalCallback:
     """
 
     def __init__(self, eval_freq: int, n_episodes: int = 10, best_model_path=None, **others):
-        if others:
-            known = list(inspect.signature(EvalCallback).parameters)[:-1]
-            raise TypeError(f"EvalCallback takes no argument {unknown_names(others, known)}.")
+        refuse_arguments(EvalCallback, others)
         if not is_count(eval_freq, 1):
             habit = not isinstance(eval_freq, numbers.Real)  # an eval_env, first as Stable-Baselines3 takes it
             raise ValueError(

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .config import ConfigError, TD3Config, config_of, not_fields, required_fields
+from .config import ConfigError, TD3Config, config_of, field_names, not_fields, refuse_arguments, required_fields
 from .counts import check_flag
 from .env_copies import warn_if_id_leaves_out
 from .envs import ActionScaleWarning, bounds_mismatch, env_action, stored_observation
@@ -518,8 +518,18 @@ def agent_state(model) -> tuple[dict, dict]:
     return meta, state
 
 
-def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, networks: dict, tensorboard_log):
-    """The agent of class `cls` that the checkpoint at `path` describes, ready to continue (see TD3.load)."""
+def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, networks: dict, tensorboard_log,
+               others: dict):  # fmt: skip
+    """The agent of class `cls` that the checkpoint at `path` describes, ready to continue (see TD3.load). `others`:
+    keywords load does not name, such as Stable-Baselines3's hyperparameters or custom_objects, refused."""
+    changed = [name for name in others if name in field_names(cls.config_class)]
+    if changed:  # Stable-Baselines3's load sets such keywords on the model
+        raise TypeError(
+            f"{cls.__name__}.load() takes hyperparameters as a config, not {changed[0]}=...: the saved one with your"
+            f" changes is {cls.__name__}.load(path, config={cls.__name__}.load(path, memory=False).config.replace("
+            f"{changed[0]}=...))."
+        )
+    refuse_arguments(cls.load, others)
     check_flag("load", "memory", memory)
     config = config if config is None else config_of(config, {}, cls.config_class)
     meta, state, memory_state = read_checkpoint(path, map_location="cpu", memory=memory)

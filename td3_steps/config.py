@@ -58,6 +58,8 @@ STABLE_BASELINES3_ONLY = {
     "replay_buffer_class": "model.memory is a td3_steps.ReplayMemory, sampled uniformly; buffer_size sets its capacity",
     "replay_buffer_kwargs": "buffer_size sets the capacity of model.memory, a td3_steps.ReplayMemory",
     "save_replay_buffer": "model.save_replay_memory(path)",
+    "custom_objects": "TD3.load(path, config=...) gives other hyperparameters (the networks' settings as saved)",
+    "force_reset": "load goes on with the episode in progress, replayed; model.set_env(env) starts a new one",
     "load_replay_buffer": "model.load_replay_memory(path)",
     "set_random_seed": "the seed is given when the model is made, TD3(env, seed=...)",
     "logger": "learn(log=...) receives every row, and TD3(env, tensorboard_log=DIR) writes them for TensorBoard",
@@ -78,6 +80,15 @@ def unknown_names(names, known) -> str:
             close = difflib.get_close_matches(name, known, 1, 0.75) if isinstance(name, str) else []
             said.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return ", ".join(said)
+
+
+def refuse_arguments(function: Callable, others: dict) -> None:
+    """A TypeError for the keywords in `others` that `function` (learn, TD3.load) does not name: the nearest of its
+    own for a misspelling, and what does the work of a Stable-Baselines3 argument here."""
+    if others:
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        named = [name for name, p in inspect.signature(function).parameters.items() if p.kind in kinds]
+        raise TypeError(f"{function.__qualname__}() takes no argument {unknown_names(others, named)}.")
 
 
 def _no_such_fields(names, config_class: type[TD3Config]) -> ConfigError:

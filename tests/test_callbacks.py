@@ -147,7 +147,7 @@ def test_stable_baselines3_names_of_eval_callback_arguments_are_answered():
         ({"eval_env": None}, r"'eval_env' \(Stable-Baselines3's; here none: EvalCallback evaluates in its own copy"),
         ({"n_episode": 3}, r"'n_episode' \(did you mean 'n_episodes'\?\)\."),
     ]:  # fmt: skip
-        with pytest.raises(TypeError, match=rf"EvalCallback takes no argument .*{words}"):
+        with pytest.raises(TypeError, match=rf"EvalCallback\(\) takes no argument .*{words}"):
             EvalCallback(100, **arguments)
 
 

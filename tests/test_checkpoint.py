@@ -70,6 +70,24 @@ def test_a_variant_loads_as_itself_with_its_own_hyperparameters(tmp_path, small_
         TD3BC("Pendulum-v1", small_config)
 
 
+def test_stable_baselines3_keywords_of_load_say_what_does_their_work(tmp_path, small_config):
+    """TD3.load(path, learning_rate=...) and custom_objects= got Python's bare "unexpected keyword argument"; the
+    hyperparameter's reply is a call that works."""
+    TD3("Pendulum-v1", small_config, seed=1, device="cpu").learn(130).save(tmp_path / "ckpt")
+    for keywords, words in (
+        ({"custom_objects": {"learning_rate": 0.0}}, "'custom_objects' (Stable-Baselines3's; here TD3.load(path, con"),
+        ({"force_reset": True}, "'force_reset' (Stable-Baselines3's; here load goes on with the episode in progress"),
+        ({"devic": "cpu"}, "TD3.load() takes no argument 'devic' (did you mean 'device'?)"),
+        ({"learning_rate": 1e-4}, "config=TD3.load(path, memory=False).config.replace(learning_rate=...))"),
+    ):
+        with pytest.raises(TypeError) as raised:
+            TD3.load(tmp_path / "ckpt", device="cpu", **keywords)
+        assert words in str(raised.value), raised.value
+    path = tmp_path / "ckpt"
+    loaded = TD3.load(path, config=TD3.load(path, memory=False).config.replace(learning_rate=1e-4), device="cpu")
+    assert loaded.config.learning_rate == 1e-4 and loaded.num_steps == 130
+
+
 def test_a_variant_with_a_required_field_is_told_to_give_a_config_for_a_plain_checkpoint(tmp_path, small_config):
     """A plain TD3 checkpoint has no value for a variant's field without a default: loading it raised the dataclass's
     bare TypeError; it says to give the config, and with one it loads."""

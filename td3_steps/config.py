@@ -3,10 +3,10 @@
 Field names follow Stable-Baselines3 where it has one. Defaults are the TD3 paper's
 (Fujimoto et al. 2018, section 6.1 and its Table 3): 400-300 networks, Adam at 1e-3,
 batch 100, tau 0.005, target noise N(0, 0.2) clipped to 0.5, policy delay 2, exploration
-N(0, 0.1) and 10,000 steps of random actions before learning starts (the paper's for HalfCheetah and
-Ant; 1,000 for its other tasks). The fields beyond the
-course (activation, layer_norm, features extractors, noise type, random_exploration, train_freq
-in episodes, schedules) default to the paper's behaviour.
+N(0, 0.1) (the paper gives standard deviations, not variances) and 10,000 steps of random actions
+before learning starts (the paper's for HalfCheetah and Ant; 1,000 for its other tasks). The fields
+beyond the course (activation, layer_norm, features extractors, noise type, random_exploration,
+train_freq in episodes, schedules) default to the paper's behaviour.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class TD3Config:
     learning_starts: int = 10_000
     """Environment steps of uniformly random actions before the first update."""
     batch_size: int = 100
-    """Transitions per sampled batch N (step 4)."""
+    """Transitions per sampled batch: N in the paper and step 4, B in shapes such as (B, 1)."""
     tau: float = 0.005
     """Polyak coefficient: theta' <- tau * theta + (1 - tau) * theta' (steps 14 and 15)."""
     gamma: float = 0.99
@@ -145,11 +145,11 @@ class TD3Config:
     policy_delay: int = 2
     """d: the actor and the targets move once every d critic updates (step 13)."""
     target_policy_noise: float = 0.2
-    """sigma of the target smoothing noise (step 6), relative to the half-range."""
+    """sigma of the target smoothing noise (step 6; the paper's sigma~), relative to the half-range."""
     target_noise_clip: float = 0.5
     """c: the smoothing noise is clipped to [-c, c] times the half-range (step 6)."""
     exploration_noise: float | Callable[[float], float] = 0.1
-    """sigma of the acting noise, relative to the half-range; or a schedule of progress_remaining."""
+    """sigma of the acting (exploration) noise, relative to the half-range; or a schedule of progress_remaining."""
     noise_type: str = "normal"
     """Acting noise: "normal" (Gaussian, the paper's) or "ornstein-uhlenbeck" (DDPG's); see td3_steps.noise."""
     ou_theta: float = 0.15

@@ -176,7 +176,7 @@ STEPS = [
 # step: what its notebook teaches, in one line (the README's "Start here").
 LESSONS = {
     1: "store transitions (s, a, r, s′, terminated) in a ring buffer",
-    2: "the actor network a = π(s) and its target copy π′",
+    2: "the actor network a = π(s), weights φ, and its target copy π′, weights φ′",
     3: "two critics Q₁, Q₂ and their two targets",
     4: "draw a batch of N transitions uniformly from the memory",
     5: "the actor target plays the next action a′ = π′(s′)",

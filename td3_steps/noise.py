@@ -1,4 +1,5 @@
-"""Acting noise: what TD3 adds to pi(s) while it collects experience (not step 6's target smoothing).
+"""Acting noise, the exploration noise of the paper and the notebooks: what TD3 adds to pi(s) while it
+collects experience (not step 6's target smoothing).
 
 Each noise object returns eps * scale, where the agent passes scale = sigma_explore * h (h the
 half-range of each action dimension), so the noise stays relative to the action range:

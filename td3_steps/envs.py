@@ -259,7 +259,7 @@ def training_action_space(space: gym.Space) -> spaces.Box:
 
 def env_action(space: spaces.Box, action: np.ndarray) -> np.ndarray:
     """An action (or a batch, shaped (B, *space.shape)) as the environment takes it: in the space's dtype, within
-    its bounds. The actor's float32 c + h tanh(.) can land a float32 step past a bound where tanh saturates, and a
+    its bounds. The actor's float32 m + h tanh(.) can land a float32 step past a bound where tanh saturates, and a
     float32 action can lie past a float64 bound (float32(0.1) > 0.1); an env that asserts
     action_space.contains(action) would fail on either. Applied where an action leaves TD3: predict, and the
     training step's env.step (the replay memory keeps the actor's float32 action)."""

@@ -383,7 +383,7 @@ class ContainsOrFails(gym.Env):
 
 
 def test_an_action_that_leaves_td3_lies_in_the_action_space(small_config):
-    """A saturated tanh put c + h tanh(.) a float32 step below low (0.6559081 for 0.6559083), and float32(0.1) lies
+    """A saturated tanh put m + h tanh(.) a float32 step below low (0.6559081 for 0.6559083), and float32(0.1) lies
     above a float64 bound of 0.1: an env that asserts action_space.contains(action) failed. predict, evaluation and
     the training step give the env actions of its dtype, within its bounds."""
     env = ContainsOrFails([0.6559083], [4.768564])

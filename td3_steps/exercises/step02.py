@@ -2,7 +2,7 @@
 
 The student writes `scale_action(u, low, high)`: u is a (B, action_dim) tensor with entries in
 [-1, 1] (the output of tanh), low and high are (action_dim,) tensors; the answer is the
-(B, action_dim) action a = c + h * u, with c = (high + low) / 2 and h = (high - low) / 2, so that
+(B, action_dim) action a = m + h * u, with m = (high + low) / 2 and h = (high - low) / 2, so that
 u = -1 gives low, u = +1 high and u = 0 the centre. The cases: Pendulum's symmetric range, an
 asymmetric one and one that excludes 0. WRONG_MAPS lists the maps students write instead.
 """

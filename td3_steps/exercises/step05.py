@@ -79,7 +79,7 @@ def target_case(seed: int, n: int, obs_dim: int) -> tuple[Batch, Actor, Actor]:
 
 def _fill_the_box(actor: Actor, next_obs: torch.Tensor) -> None:
     """Centre and widen the actor's raw outputs f(s') on these states, dimension by dimension (in place), so that its
-    actions pi(s') = c + h tanh(f(s')) spread over each dimension's whole [low, high], near both bounds: a fresh
+    actions pi(s') = m + h tanh(f(s')) spread over each dimension's whole [low, high], near both bounds: a fresh
     network's actions keep close to the centre, where a clip to other bounds (a symmetric +-high[0] cuts dimension 2
     above 2) changes none of them."""
     with torch.no_grad():
@@ -119,7 +119,7 @@ def mistakes(batch: Batch, actor: Actor, actor_target: Actor) -> list[Mistake]:
             Mistake(
                 torch.tanh(raw),
                 "your a' is tanh(f_phi'(s')), in [-1, 1]: it still needs the affine map"
-                " c + h * tanh(...) into each dimension's [low, high], which actor_target(...) applies."
+                " m + h * tanh(...) into each dimension's [low, high], which actor_target(...) applies."
                 f" {RIGHT}",
             ),
             *(

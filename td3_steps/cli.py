@@ -897,6 +897,9 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         print(f"Warning: {warning}", file=sys.stderr)
     time_offset, t0 = metrics.last_time(), time.perf_counter()
     scores = evaluations_of(read_metrics(metrics.path))  # step -> (mean, std) of every evaluation so far
+    if scores:  # a resumed run, whose bar shows eval= from its next evaluation on
+        last = max(scores)
+        print(f"Last evaluation: {scores[last][0]:.1f} ± {scores[last][1]:.1f} at step {last}.", file=sys.stderr)
     checkpoint_freq = run.get("checkpoint_freq")  # None: at each evaluation
     pending: list[dict] = []  # evaluation rows logged, not yet acted on
 

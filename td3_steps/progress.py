@@ -54,6 +54,7 @@ class TrainingProgress(tqdm):
             value = row.get(key)
             if value is not None and not math.isnan(value):
                 self._fields[label] = f"{value:.4g}"
+        self._fields = {label: self._fields[label] for label in POSTFIX.values() if label in self._fields}  # in order
         if "eval_return" in row:
             self.refresh()
 

@@ -104,11 +104,15 @@ def test_a_stop_before_the_best_final_actor_was_kept_is_mended_on_resume(tmp_pat
     assert (run / "best_policy.pt").read_bytes() == (straight / "best_policy.pt").read_bytes()
 
 
-def test_resume_continues_to_the_same_result(tmp_path):
+def test_resume_continues_to_the_same_result(tmp_path, capsys):
     straight, split = tmp_path / "straight", tmp_path / "split"
     main(["train", "--out", str(straight), *SHORT])
     main(["train", "--out", str(split), *HALF])
+    capsys.readouterr()
     main(["train", "--resume", str(split), "--steps", "1300"])
+    last = [r for r in rows(split / "metrics.csv") if r["eval_return"] and int(r["step"]) <= 650][-1]  # 1st sitting's
+    said = f"Last evaluation: {float(last['eval_return']):.1f} ± {float(last['eval_return_std']):.1f} at step"
+    assert f"{said} {last['step']}." in capsys.readouterr().err  # the bar shows eval= only from the next one
 
     def without_time(table):
         return [{k: v for k, v in r.items() if k != "time_s"} for r in table]

@@ -165,6 +165,15 @@ def test_a_resumed_runs_first_line_shows_where_it_resumed(clock):
     bar.close()
 
 
+def test_the_fields_keep_their_order_whichever_came_first(clock):
+    """A resumed run's bar showed eval= last, after the losses, as its first evaluation came after them."""
+    bar = TrainingProgress(0, 1000, 0, file=io.StringIO())
+    bar.show({"episode_return": -5.0, "critic_loss": 0.5, "actor_loss": 2.0})
+    bar.show({"eval_return": -4.0})
+    assert bar.format_dict["postfix"] == "return=-5, eval=-4, critic loss=0.5, actor loss=2"
+    bar.close()
+
+
 def test_a_value_that_is_nan_is_left_out(clock):
     bar = TrainingProgress(0, 1000, 0, file=io.StringIO())
     bar.show({"episode_return": -5.0, "critic_loss": math.nan, "actor_loss": None})

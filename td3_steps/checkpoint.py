@@ -263,6 +263,15 @@ def find_checkpoint(path) -> Path:
     return old if not path.exists() and old.is_dir() else path
 
 
+def drop_stale_old(path) -> None:
+    """Remove `<path>.old` beside the whole checkpoint `path`, just read: what a crash after write_checkpoint's second
+    rename, before its cleanup, leaves. The next save would remove it; a run resumed with nothing to train makes none,
+    and it is a second replay memory on disk."""
+    path = through_link(as_path(path, "The checkpoint directory"))
+    if path.name and path.is_dir():
+        shutil.rmtree(_tmp_and_old(path)[1], ignore_errors=True)
+
+
 READ_ATTEMPTS = 5  # reads of a checkpoint that a save replaces meanwhile
 
 

@@ -44,11 +44,13 @@ import torch
 from . import __version__
 from .agent import TD3
 from .callbacks import NoUpdateWarning, evaluation_row
+from .checkpoint import REMEDY as CHECKPOINT_REMEDY
 from .checkpoint import (
     CheckpointError,
     check_checkpoint_path,
     check_contents,
     containing_checkpoint,
+    drop_stale_old,
     find_checkpoint,
     foreign_files,
 )
@@ -681,23 +683,41 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     held = _claim(run_dir)
     with _released_on_error(held):
         _use_threads(run)
-        model = TD3.load(run_dir / CHECKPOINT, device=args.device, tensorboard_log=tensorboard_log)
+        model = _resumed_agent(run_dir, args.device, tensorboard_log)
         if run["total_steps"] < model.num_steps:
             raise RunError(
                 f"{run_dir} has already taken {model.num_steps} steps, more than the {run['total_steps']} asked for"
                 f" (--steps is the run's total, not steps to add): give --steps above {model.num_steps} to train it further."
             )
+        # before run.json records the changes: a metrics.csv it refuses (a damaged row) leaves the run as it was
+        metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
         if changes:
             _write_run(run_dir, run)
             print(f"From step {model.num_steps} on (recorded in {run_dir / RUN_FILE}): {', '.join(changes)}.",
                   file=sys.stderr)  # fmt: skip
-        metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
         if model.num_steps == run["total_steps"]:
             print(f"{run_dir} has taken its {model.num_steps} steps: nothing to train (give --steps above"
                   f" {model.num_steps} to train it further).", file=sys.stderr)  # fmt: skip
         else:
             print(f"Resuming {run_dir} at step {model.num_steps} of {run['total_steps']}.", file=sys.stderr)
     return model, run, run_dir, metrics, held
+
+
+def _resumed_agent(run_dir: Path, device: str, tensorboard_log) -> TD3:
+    """The run's agent, from its checkpoint. A damaged one gets the command line's way on, not TD3.load's calls."""
+    try:
+        model = TD3.load(run_dir / CHECKPOINT, device=device, tensorboard_log=tensorboard_log)
+    except CheckpointError as error:
+        problem = str(error)
+        if not problem.endswith(CHECKPOINT_REMEDY):
+            raise
+        raise CheckpointError(
+            f"{problem.removesuffix(CHECKPOINT_REMEDY).rstrip()} The run cannot go on from it: restore"
+            f" {run_dir / CHECKPOINT} from a copy you kept, or train it again from the start (its flags and --out"
+            f" {shlex.quote(str(run_dir))} --force); its {POLICY} and {BEST_POLICY}, where written, still evaluate."
+        ) from error
+    drop_stale_old(run_dir / CHECKPOINT)
+    return model
 
 
 def _check_resumable(run_dir: Path) -> None:
@@ -723,6 +743,8 @@ def _check_resumable(run_dir: Path) -> None:
             " actors there: make it writable, or copy the run to a folder you may write and resume the copy."
         ) from error
     metrics = run_dir / METRICS
+    if metrics.is_file():
+        _check_readable(metrics)  # else taken for a foreign file, which the advice would move away
     if metrics.exists() and not is_metrics_file(metrics):
         raise RunError(
             f"{metrics} is not the metrics file td3_steps writes, which resuming would write over: move it out of"
@@ -742,6 +764,19 @@ def _check_resumable(run_dir: Path) -> None:
                 f" evaluation beats it: restore it from a copy, or delete it to give it up (the run writes {BEST_POLICY}"
                 " again only when an evaluation beats the best in metrics.csv), then resume."
             ) from error
+
+
+def _check_readable(file: Path) -> None:
+    """A RunError naming `file` where this user may not read it (a run copied from another user's), rather than the
+    system's bare error or a read failed and taken for a damaged or foreign file."""
+    try:
+        with open(file, "rb"):
+            pass
+    except PermissionError as error:
+        raise RunError(
+            f"Cannot read {file} ({error.strerror}): it is the run's own, which resuming reads. Make it readable to you"
+            f" (chmod u+rw {shlex.quote(str(file))}), then resume."
+        ) from error
 
 
 def _has_checkpoint(run_dir: Path) -> bool:
@@ -825,6 +860,7 @@ def _read_run(run_dir: Path) -> dict:
                 f"{run_dir} lies in a run directory: give the run directory, --resume {shlex.quote(str(holder))}"
             )
         raise CheckpointError(f"{run_dir} is not a run directory (no {RUN_FILE}); give the --out of an earlier run.")
+    _check_readable(path)
     try:
         run = json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as error:

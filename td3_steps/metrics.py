@@ -180,6 +180,13 @@ class MetricsCSV:
                         " damaged, and going on would drop the row in silence (an evaluation's, and with it the"
                         " record of the best actor). Mend the line or restore the file from a copy, then resume."
                     )
+                name = _no_number(row)
+                if name is not None:  # read_metrics would refuse it after the rewrite, once training has begun
+                    raise ValueError(
+                        f"{self.path}, line {line}: {name} {row[name]!r} is no number: the file was edited or damaged,"
+                        " and the run reads every row again (its evaluations choose the best actor). Mend the line or"
+                        " restore the file from a copy, then resume."
+                    )
             self._rewrite([row for row in rows if int(row["step"]) <= resume_from_step])
         else:
             make_parents(self.path)
@@ -260,6 +267,16 @@ def _cut_short(row: dict, resume_from_step: int) -> bool:
 def _whole(row: dict) -> bool:
     """A row with every column (csv.DictReader fills a short row with None, and keys extra cells by None)."""
     return len(row) == len(COLUMNS) and None not in row.values()
+
+
+def _no_number(row: dict) -> str | None:
+    """The first column of a whole row whose cell is neither blank nor a number (as read_metrics reads it), or None."""
+    for name, value in row.items():
+        try:
+            float(value or 0)
+        except ValueError:
+            return name
+    return None
 
 
 def _format(value) -> str:

@@ -156,8 +156,22 @@ def test_version_and_a_finished_run_resumed(tmp_path, capsys):
     run = tmp_path / "run"
     main(["train", "--out", str(run), *HALF])
     capsys.readouterr()
+    shutil.copytree(run / "checkpoint", run / "checkpoint.old")  # a crash after a save's second rename left it
     main(["train", "--resume", str(run)])
     assert f"{run} has taken its 650 steps: nothing to train (give --steps above 650" in capsys.readouterr().err
+    assert not (run / "checkpoint.old").exists()  # a second replay memory on disk, which no later save removed
+
+
+def test_a_damaged_checkpoint_is_said_with_what_the_command_line_can_do(tmp_path, capsys):
+    """It ended with TD3.load's advice: "pass TD3.load(path, config=...) rather than editing meta.json"."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    state = run / "checkpoint" / "state.pt"
+    state.write_bytes(state.read_bytes()[:-100] + bytes(100))
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert "state.pt does not match its sha256" in line and "TD3.load" not in line, line
+    assert f"restore {run / 'checkpoint'} from a copy you kept, or train it again from the start" in line, line
+    assert line.endswith("its policy.pt and best_policy.pt, where written, still evaluate."), line
 
 
 def test_render_refuses_a_folder_it_cannot_write_before_recording(tmp_path, capsys, monkeypatch):
@@ -656,6 +670,43 @@ def test_resume_refuses_a_damaged_best_policy_before_writing(tmp_path, capsys):
         assert line.startswith(f"error: {run / 'best_policy.pt'} ") and "It is the run's best actor so far" in line
         assert "save_policy" not in line, "the checkpoint holds the last actor, not the best: no such advice"
         assert {p.name: p.stat().st_mtime_ns for p in run.iterdir()} == before
+
+
+def test_resume_refuses_a_damaged_metrics_row_before_writing(tmp_path, capsys):
+    """A cell that held no number was refused only once training had begun (read_metrics, with no word of what to
+    do), after metrics.csv had been rewritten; a row cut short was refused after run.json had recorded --steps."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    good = (run / "metrics.csv").read_text()
+    first = good.splitlines()[1].split(",")
+    for cells in ([*first[:2], "abc", *first[3:]], first[:3]):
+        lines = good.splitlines(keepends=True)
+        lines[1] = ",".join(cells) + "\n"
+        (run / "metrics.csv").write_text("".join(lines))
+        before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != ".training.lock"}
+        line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
+        assert "metrics.csv, line 2" in line and "Mend the line or restore the file from a copy, then resume" in line
+        assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != ".training.lock"} == before
+
+
+def test_resume_says_which_run_file_it_may_not_read_and_moves_nothing(tmp_path, capsys, monkeypatch):
+    """An unreadable metrics.csv was called no metrics file, with advice to move it out of the run; an unreadable
+    run.json was the system's bare error, which said to check that the disk has free space."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    before = {p.name: p.stat().st_mtime_ns for p in run.iterdir()}
+    for name in ("metrics.csv", "run.json"):
+
+        def unreadable(file, *args, real=open, name=name, **kwargs):  # as a file of another user's (root reads any)
+            if Path(file).name == name:
+                raise PermissionError(13, "Permission denied", str(file))
+            return real(file, *args, **kwargs)
+
+        monkeypatch.setattr(cli, "open", unreadable, raising=False)
+        line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)
+        assert f"Cannot read {run / name} (Permission denied)" in line and "Make it readable to you" in line, line
+        assert "move it out" not in line and "free space" not in line
+    assert {p.name: p.stat().st_mtime_ns for p in run.iterdir()} == before
 
 
 def test_resume_refuses_a_run_without_its_checkpoint_or_its_metrics(tmp_path, capsys):

@@ -139,6 +139,21 @@ def test_a_damaged_row_is_refused_by_its_line_on_resume_not_dropped(tmp_path):
         assert [row["step"] for row in read_rows(path)] == ["100"]
 
 
+def test_a_cell_that_holds_no_number_is_refused_by_its_line_on_resume_before_the_rewrite(tmp_path):
+    """Such a row was kept by the rewrite, and a resumed run refused it only once training had begun (read_metrics),
+    without a word of what to do."""
+    path = tmp_path / "metrics.csv"
+    MetricsCSV(path)
+    path.write_text(path.read_text() + "100,,,-1,0,,,,,\n200,,,-2,0,,,,=45.8,\n300,3,-5,,,,,,,\n")
+    damaged = path.read_text()
+    with pytest.raises(ValueError, match=r"metrics.csv, line 3: q2_mean '=45.8' is no number: .* Mend the line"):
+        MetricsCSV(path, resume_from_step=200)
+    assert path.read_text() == damaged
+    path.write_text(damaged.replace("=45.8", "nan"))  # what read_metrics reads as a number is kept
+    MetricsCSV(path, resume_from_step=200)
+    assert [row["step"] for row in read_rows(path)] == ["100", "200"]
+
+
 def test_a_new_metrics_csv_starts_afresh_and_goes_on_from_a_step_when_asked(tmp_path, toy_env, toy_config):
     path = tmp_path / "metrics.csv"
     log = MetricsCSV(path)

@@ -39,6 +39,7 @@ from .files import (
     check_parents,
     check_writable,
     make_parents,
+    sync_directory,
     through_link,
     write_atomically,
     write_synced,
@@ -158,6 +159,7 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
             write_synced(tmp / name, write)
         checksums = {name: _sha256(tmp / name) for name in writers}
         write_synced(tmp / CHECKSUMS, lambda f: f.write(json.dumps(checksums, indent=2).encode()))
+        sync_directory(tmp)  # its entries, before the rename makes it the checkpoint
     except BaseException:  # a full disk, an interrupt: the old checkpoint stays, the half-written one goes
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -165,6 +167,7 @@ def write_checkpoint(path, meta: dict, state: dict, memory: dict | None = None) 
         shutil.rmtree(old, ignore_errors=True)
         os.replace(path, old)
     os.replace(tmp, path)
+    sync_directory(path.parent)
     shutil.rmtree(old, ignore_errors=True)
 
 

@@ -134,6 +134,7 @@ def write_atomically(file, write: Callable[[BinaryIO], object]) -> None:
     try:
         write_synced(tmp, write)
         os.replace(tmp, file)
+        sync_directory(file.parent)
     except BaseException as error:
         with contextlib.suppress(OSError):  # a failed clean-up (read-only disk, a directory named so) hides nothing
             tmp.unlink(missing_ok=True)
@@ -150,6 +151,21 @@ def write_synced(file, write: Callable[[BinaryIO], object]) -> None:
         write(f)
         f.flush()
         os.fsync(f.fileno())
+
+
+def sync_directory(directory: Path) -> None:
+    """Flush `directory`'s entries to the disk, so that a rename into it survives a power loss (a kill needs no
+    flush: it leaves the old file or the new one either way). Where directories cannot be opened (Windows), none."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # a file system that syncs no directory
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def write_text_atomically(file, text: str) -> None:

@@ -802,6 +802,7 @@ def test_each_file_of_a_checkpoint_is_on_the_disk_before_it_is_renamed_into_plac
     monkeypatch.setattr(os, "fsync", recording)
     model.save(tmp_path / "ckpt", include_memory=True)
     assert {"meta.json", "state.pt", "replay_memory.pt", "checksums.json"} <= set(synced)
+    assert synced[-2:] == ["ckpt.tmp", tmp_path.name]  # the folders' entries: its files, then the rename
 
 
 def _rewrite_meta(directory, **changes):

@@ -295,7 +295,10 @@ def test_the_temporary_file_is_flushed_and_synced_before_it_is_renamed(tmp_path,
     real_fsync, real_replace = os.fsync, os.replace
 
     def fsync(fd):
-        events.append(("fsync", os.fstat(fd).st_size))  # what the disk is asked to keep: all of it, not a buffer
+        if os.path.isdir(os.readlink(f"/proc/self/fd/{fd}")):  # the folder's entries: the rename, through a power cut
+            events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        else:
+            events.append(("fsync", os.fstat(fd).st_size))  # what the disk is asked to keep: all of it, not a buffer
         real_fsync(fd)
 
     def replace(src, dst):
@@ -305,7 +308,7 @@ def test_the_temporary_file_is_flushed_and_synced_before_it_is_renamed(tmp_path,
     monkeypatch.setattr(td3_steps.files.os, "fsync", fsync)
     monkeypatch.setattr(td3_steps.files.os, "replace", replace)
     write_text_atomically(file, "new contents")
-    assert events == [("fsync", len("new contents")), ("replace", f"{file}.tmp", str(file))]
+    assert events == [("fsync", len("new contents")), ("replace", f"{file}.tmp", str(file)), ("fsync", str(tmp_path))]
     assert file.read_text() == "new contents"
 
 

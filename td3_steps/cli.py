@@ -54,7 +54,18 @@ from .checkpoint import (
     find_checkpoint,
     foreign_files,
 )
-from .config import CHOICES, PRESETS, TRAIN_FREQ_UNITS, ConfigError, TD3Config, field_docs, get_preset
+from .config import (
+    CHOICES,
+    PRESETS,
+    TRAIN_FREQ_UNITS,
+    ConfigError,
+    TD3Config,
+    field_docs,
+    field_names,
+    get_preset,
+    not_fields,
+    unknown_names,
+)
 from .devices import resolve_device
 from .envs import time_limit
 from .failures import listing
@@ -868,6 +879,13 @@ def _read_run(run_dir: Path) -> dict:
     check_contents(path, run, RUN_KEYS, RUN_REMEDY)
     if run["preset"] not in PRESETS:
         raise CheckpointError(f"{path} gives preset {run['preset']!r}, not one of {', '.join(PRESETS)}. {RUN_REMEDY}")
+    unknown = not_fields(run["config"], TD3Config)  # a key of a newer field is the checkpoint's too, which load refuses
+    if unknown:
+        said = unknown_names(unknown, field_names())
+        raise CheckpointError(
+            f"{path} gives config {said}, which TD3Config has no field of: it was edited or damaged (or written by a"
+            f" newer td3_steps). {RUN_REMEDY}"
+        )
     if run.get("tensorboard_log") is not None and not (
         isinstance(run["tensorboard_log"], str) and run["tensorboard_log"]
     ):

@@ -483,6 +483,8 @@ def test_resume_refuses_an_edited_or_damaged_run_json_before_writing(tmp_path, c
         ({k: v for k, v in good.items() if k not in ("preset", "seed")}, "run.json lacks preset, seed: it was"),
         ({**good, "preset": "nosuch"}, "run.json gives preset 'nosuch', not one of pendulum, "),
         ({**good, "seed": -1}, "run.json gives seed -1, not an integer >= 0"),
+        ({**good, "config": {("tau_" if k == "tau" else k): v for k, v in good["config"].items()}},
+         "run.json gives config 'tau_' (did you mean 'tau'?), which TD3Config has no field of"),  # resumed in silence
     ]:  # fmt: skip
         (run / "run.json").write_text(json.dumps(edited))
         line = fails(["train", "--resume", str(run), "--steps", "700"], capsys)

@@ -120,7 +120,9 @@ def callbacks_of(callback, log, eval_freq, eval_episodes) -> list[Callable]:
             + (" Stable-Baselines3's callback objects do not plug in here: write a function of the model, run after"
                " every step, that returns False to stop (StopTrainingOnMaxEpisodes(100) is"
                " lambda m: m.episodes < start + 100, with start = model.episodes before learn; EvalCallback is"
-               " td3_steps.EvalCallback)." if stable_baselines3 else "")
+               " td3_steps.EvalCallback, and StopTrainingOnRewardThreshold(-200) on its new best is"
+               " callback=[best, lambda m: best.best_mean_return < -200] with best = EvalCallback(...))."
+               if stable_baselines3 else "")
         )  # fmt: skip
     for function, name, argument in [*((f, "callback", "model") for f in callbacks), (log, "log", "row")]:
         signature = _signature(function) if function is not None else None

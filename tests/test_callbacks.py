@@ -1,5 +1,6 @@
 """td3_steps.callbacks: a callable (or a list of them) after every step; EvalCallback, learn(eval_freq=)'s evaluation."""
 
+import math
 import warnings
 
 import numpy as np
@@ -71,6 +72,17 @@ def test_a_stable_baselines3_callback_object_is_told_what_to_write(small_config)
     with pytest.raises(TypeError, match=r"callback objects .* m.episodes < start \+ 100, with start = model.episodes"):
         model.learn(3, callback=[sb3.StopTrainingOnMaxEpisodes(100)])
     assert model.num_steps == 0
+    with pytest.raises(TypeError, match=r"StopTrainingOnRewardThreshold\(-200\) on its new best is callback=\[best, "):
+        model.learn(3, callback=sb3.StopTrainingOnRewardThreshold(-200))
+
+
+def test_stop_on_a_reward_threshold_as_the_readme_writes_it(small_config):
+    """Stable-Baselines3's StopTrainingOnRewardThreshold: training stops at the first evaluation above it."""
+    model = TD3("Pendulum-v1", small_config, seed=0, device="cpu")
+    best = EvalCallback(eval_freq=50, n_episodes=1)
+    assert best.best_mean_return == -math.inf
+    model.learn(300, callback=[best, lambda m: best.best_mean_return < -1e9])
+    assert model.num_steps == 50 and best.best_step == 50
 
 
 def test_a_metrics_row_of_other_columns_is_refused_before_a_log_gets_it(small_config, tmp_path):

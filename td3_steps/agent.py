@@ -131,7 +131,7 @@ class TD3:
         self._learn_end = 0  # num_steps at which the current learn call ends: progress_remaining reaches 0
         self.policy = self._make_policy()
         self._obs: np.ndarray | None = None  # current observation as stored; None before an episode starts
-        self._episode_actions: list[np.ndarray] = []
+        self._episode_actions = checkpoint.EpisodeActions()  # the episode in progress, which a checkpoint replays
         self._episode_return = 0.0
         self._stats = UpdateStats(self.device)
         self._tensorboard = TensorBoardLog(tensorboard_log) if tensorboard_log is not None else None
@@ -329,7 +329,7 @@ class TD3:
     def _start_episode(self) -> None:
         obs, _ = self.env.reset(seed=derived_seed(self.seed, TRAIN_EPISODES, self.episodes))
         self._obs = envs.stored_observation(self.observation_space, obs)
-        self._episode_actions = []
+        self._episode_actions.clear()
         self._episode_return = 0.0
         self.noise.reset()
 

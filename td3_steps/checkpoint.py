@@ -499,6 +499,42 @@ def save_agent(model, path, include_memory: bool) -> None:
     warn_if_id_leaves_out(model.env, "A checkpoint", "TD3.load")
 
 
+class EpisodeActions:
+    """The actions of the training episode in progress, which a checkpoint holds and load replays from the episode's
+    seeded reset (restore_agent).
+
+    One array, grown by doubling and kept from one episode to the next, rather than a list of each step's action:
+    those were numpy views that kept each step's torch tensor alive, about 0.7 kB a step, and an episode with no time
+    limit (a continuing task) never ends: some 0.7 GB over 1M steps. A step here costs its action's bytes.
+    """
+
+    def __init__(self):
+        self._actions: np.ndarray | None = None  # made at the first action, of its shape and dtype
+        self._n = 0
+
+    def append(self, action: np.ndarray) -> None:
+        if self._actions is None or self._n == len(self._actions):
+            self._grow(action)
+        self._actions[self._n] = action
+        self._n += 1
+
+    def _grow(self, action: np.ndarray) -> None:
+        grown = np.empty((max(2 * self._n, 256), *action.shape), action.dtype)
+        if self._n:
+            grown[: self._n] = self._actions[: self._n]
+        self._actions = grown
+
+    def clear(self) -> None:
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def array(self) -> np.ndarray:
+        """The actions so far, (steps, *action shape): a view, which the next episode writes over."""
+        return self._actions[: self._n] if self._actions is not None else np.zeros(0)
+
+
 def agent_state(model) -> tuple[dict, dict]:
     """(meta, state) of a TD3 agent: meta.json's counters and config, state.pt's tensors.
 
@@ -513,7 +549,7 @@ def agent_state(model) -> tuple[dict, dict]:
         "update_rng": model.update_rng.get_state(),
         "noise": model.noise.state_dict(),
         "episode_obs": episode_obs,
-        "episode_actions": torch.from_numpy(np.stack(actions)) if actions else torch.zeros(0),
+        "episode_actions": torch.from_numpy(actions.array().copy()) if len(actions) else torch.zeros(0),
         "stats": model._stats.state_dict(),
     }
     meta = {
@@ -732,7 +768,7 @@ def _replay_episode(model, actions: np.ndarray, obs: np.ndarray, episode_return:
     for action in actions:
         next_obs, *_ = model.env.step(env_action(model.action_space, action.reshape(model.action_space.shape)))
         model._obs = stored_observation(model.observation_space, next_obs)
-    model._episode_actions = list(actions)
+        model._episode_actions.append(action)
     model._episode_return = episode_return
     if not np.array_equal(model._obs, obs):
         warn(

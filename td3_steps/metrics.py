@@ -6,6 +6,7 @@ import csv
 import io
 import math
 import numbers
+import weakref
 from pathlib import Path
 
 import torch
@@ -242,6 +243,9 @@ class TensorBoardLog:
     def __call__(self, row: dict) -> None:
         if self.writer is None:
             self.writer = self._make_writer(str(self.log_dir))
+            # closed when this log goes (its agent dropped, a command line's train in a notebook done): a writer has a
+            # thread of its own, which outlived it, one more for each agent of a sweep or each re-run of a cell
+            weakref.finalize(self, self.writer.close)
         for name in COLUMNS[1:]:
             value = row.get(name)
             if value is not None and not math.isnan(value):

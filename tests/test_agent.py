@@ -1,6 +1,7 @@
 """td3_steps.agent: the update schedule, acting, determinism, bad input, and Stable-Baselines3's habits."""
 
 import copy
+import gc
 import inspect
 import math
 import os
@@ -857,3 +858,22 @@ def test_random_exploration_draws_its_coin_from_the_acting_stream_after_learning
     assert 0 < randoms < 9  # both kinds of step taken
     assert torch.equal(model.act_rng.get_state(), rng.get_state())
     assert torch.equal(model.update_rng.get_state(), fresh.update_rng.get_state())
+
+
+def _tensors_alive() -> int:
+    gc.collect()
+    return sum(type(o) is torch.Tensor for o in gc.get_objects())
+
+
+def test_an_episode_that_never_ends_keeps_no_tensor_for_each_of_its_steps(small_config):
+    """The episode in progress, which a checkpoint replays, kept each step's action as a numpy view of the step's
+    torch tensor, and so the tensor: in an environment with no time limit (a continuing task) one more for every step
+    of the run, about 0.7 kB each."""
+    from gymnasium.envs.classic_control.pendulum import PendulumEnv  # no TimeLimit: its one episode never ends
+
+    # the warm-up's random actions are tensors made each step too, and take no update: a test of a second
+    model = TD3(PendulumEnv(), small_config.replace(learning_starts=1_000), seed=0, device="cpu").learn(100)
+    before = _tensors_alive()
+    model.learn(300)
+    assert model.episodes == 0 and len(model._episode_actions) == 400
+    assert _tensors_alive() <= before

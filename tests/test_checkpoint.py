@@ -942,3 +942,18 @@ def test_set_parameters_refuses_weights_that_are_not_finite_and_keeps_the_agent(
     with pytest.raises(ValueError, match=r"set_parameters: actor\['net.out.weight'\] holds NaN or inf"):
         model.set_parameters({"actor": actor}, exact_match=False)
     assert same(params(model.actor), before)
+
+
+def test_a_long_episode_in_progress_is_saved_and_replayed_whole(tmp_path, small_config):
+    """The episode's actions are kept in one array that grows as the episode goes on: a checkpoint taken after it grew
+    holds every action, in order, and load replays them to the same observation."""
+    from gymnasium.envs.classic_control.pendulum import PendulumEnv  # no TimeLimit: its one episode never ends
+
+    model = TD3(PendulumEnv(), small_config.replace(learning_starts=1_000), seed=0, device="cpu").learn(600)
+    model.save(tmp_path / "ckpt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "did not replay to the saved state"
+        loaded = TD3.load(tmp_path / "ckpt", env=PendulumEnv(), device="cpu")
+    assert len(loaded._episode_actions) == 600
+    assert np.array_equal(loaded._episode_actions.array(), model._episode_actions.array())
+    assert np.array_equal(loaded._obs, model._obs) and loaded._episode_return == model._episode_return

@@ -1,8 +1,10 @@
 """td3_steps.metrics: the update statistics and their NaN check, the CSV, and TensorBoard."""
 
 import csv
+import gc
 import math
 import sys
+import threading
 import types
 
 import matplotlib.axes
@@ -296,6 +298,9 @@ def test_tensorboard_gets_the_csv_column_names(tmp_path, monkeypatch, toy_env, t
         def flush(self):
             scalars.append(("flushed", None))
 
+        def close(self):
+            pass
+
     monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", types.SimpleNamespace(SummaryWriter=FakeWriter))
     model = TD3(toy_env(), toy_config.replace(learning_starts=7), seed=0, device="cpu", tensorboard_log=tmp_path / "tb")
     model.learn(10, eval_freq=10, eval_episodes=1)
@@ -326,6 +331,18 @@ def test_tensorboard_event_files_hold_the_csv_metrics(tmp_path, toy_env, toy_con
         expected = [(r["step"], r[name]) for r in rows if name in r and not math.isnan(r[name])]
         assert logged and [s for s, _ in logged] == [s for s, _ in expected]
         assert [v for _, v in logged] == pytest.approx([v for _, v in expected], rel=1e-6)
+
+
+def test_an_agent_that_is_dropped_leaves_no_tensorboard_thread_behind(tmp_path, toy_env, toy_config):
+    """No one closed the SummaryWriter, whose thread outlived its agent: one more thread for each agent of a seed sweep
+    in a notebook, each re-run of its cell, each `train --tensorboard-log` run by main() in a kernel."""
+    pytest.importorskip("tensorboard")
+    threads = threading.active_count()
+    for seed in range(3):
+        TD3(toy_env(), toy_config, seed=seed, device="cpu", tensorboard_log=tmp_path / f"tb{seed}").learn(5)
+        gc.collect()
+    assert threading.active_count() == threads
+    assert all(len(list((tmp_path / f"tb{seed}").glob("events.out.tfevents.*"))) == 1 for seed in range(3))
 
 
 def test_a_tensorboard_log_that_is_a_file_is_refused_before_the_agent_is_built(tmp_path, monkeypatch, small_config):

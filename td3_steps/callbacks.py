@@ -29,9 +29,7 @@ from .failures import warn
 def check_learn_arguments(learn: Callable, total_timesteps, progress_bar, others: dict) -> int:
     """learn's total_timesteps as an int, once it, progress_bar and learn's `others` (keywords it does not name)
     are checked: of those only Stable-Baselines3's reset_num_timesteps=False, which is what learn does, passes."""
-    if others.get("reset_num_timesteps") is False:
-        others = {name: value for name, value in others.items() if name != "reset_num_timesteps"}
-    refuse_arguments(learn, others)
+    refuse_arguments(learn, others, reset_num_timesteps=False)
     if not is_count(total_timesteps):
         whole = isinstance(total_timesteps, float) and total_timesteps.is_integer() and total_timesteps >= 0
         hint = f" (a float): write {int(total_timesteps):_}" if whole else ""

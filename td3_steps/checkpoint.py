@@ -572,12 +572,20 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
     keywords load does not name, such as Stable-Baselines3's hyperparameters or custom_objects, refused."""
     changed = [name for name in others if name in field_names(cls.config_class)]
     if changed:  # Stable-Baselines3's load sets such keywords on the model
-        raise TypeError(
-            f"{cls.__name__}.load() takes hyperparameters as a config, not {changed[0]}=...: the saved one with your"
-            f" changes is {cls.__name__}.load(path, config={cls.__name__}.load(path, memory=False).config.replace("
-            f"{changed[0]}=...))."
+        name, config_name = changed[0], cls.config_class.__name__
+        unsaved = (  # a field without a default, given perhaps because the checkpoint has none (a plain TD3's)
+            f"; a checkpoint saved without {name} (by TD3 itself) takes the whole config,"
+            f" {cls.__name__}.load(path, config={config_name}({name}=..., net_arch=...)), with the network settings"
+            " it was trained with"
+            if name in required_fields(cls.config_class)
+            else ""
         )
-    refuse_arguments(cls.load, others)
+        raise TypeError(
+            f"{cls.__name__}.load() takes hyperparameters as a config, not {name}=...: the saved one with your"
+            f" changes is {cls.__name__}.load(path, config={cls.__name__}.load(path, memory=False).config.replace("
+            f"{name}=...)){unsaved}."
+        )
+    refuse_arguments(cls.load, others, force_reset=False)
     check_flag("load", "memory", memory)
     config = config if config is None else config_of(config, {}, cls.config_class)
     meta, state, memory_state = read_checkpoint(path, map_location="cpu", memory=memory)

@@ -59,7 +59,8 @@ STABLE_BASELINES3_ONLY = {
     "replay_buffer_kwargs": "buffer_size sets the capacity of model.memory, a td3_steps.ReplayMemory",
     "save_replay_buffer": "model.save_replay_memory(path)",
     "custom_objects": "TD3.load(path, config=...) gives other hyperparameters (the networks' settings as saved)",
-    "force_reset": "load goes on with the episode in progress, replayed; model.set_env(env) starts a new one",
+    "force_reset": "load goes on with the episode in progress, replayed, as force_reset=False does; model.set_env(env)"
+    " starts a new one",
     "load_replay_buffer": "model.load_replay_memory(path)",
     "set_random_seed": "the seed is given when the model is made, TD3(env, seed=...)",
     "logger": "learn(log=...) receives every row, and TD3(env, tensorboard_log=DIR) writes them for TensorBoard",
@@ -82,13 +83,20 @@ def unknown_names(names, known) -> str:
     return ", ".join(said)
 
 
-def refuse_arguments(function: Callable, others: dict) -> None:
+def refuse_arguments(function: Callable, others: dict, **what_it_does) -> None:
     """A TypeError for the keywords in `others` that `function` (learn, TD3.load) does not name: the nearest of its
-    own for a misspelling, and what does the work of a Stable-Baselines3 argument here."""
+    own for a misspelling, and what does the work of a Stable-Baselines3 argument here. A keyword of `what_it_does`
+    given that value, what `function` does anyway (learn's reset_num_timesteps=False), passes."""
+    others = {
+        name: value for name, value in others.items() if name not in what_it_does or value is not what_it_does[name]
+    }
     if others:
         kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
         named = [name for name, p in inspect.signature(function).parameters.items() if p.kind in kinds]
-        raise TypeError(f"{function.__qualname__}() takes no argument {unknown_names(others, named)}.")
+        owner = getattr(function, "__self__", None)  # a variant's learn or load: named by its class, not TD3
+        owner = owner if owner is None or isinstance(owner, type) else type(owner)
+        called = function.__qualname__ if owner is None else f"{owner.__name__}.{function.__name__}"
+        raise TypeError(f"{called}() takes no argument {unknown_names(others, named)}.")
 
 
 def _no_such_fields(names, config_class: type[TD3Config]) -> ConfigError:
@@ -123,6 +131,11 @@ class TD3Config:
             )
         return super().__new__(cls)
 
+    def __getnewargs_ex__(self) -> tuple[tuple, dict]:
+        """copy, deepcopy and pickle make a config with __new__ alone, then put its fields back: they give it the
+        fields without a default, which __new__ asks for (a variant's config, and with it its agent, is copied)."""
+        return (), {name: getattr(self, name) for name in required_fields(type(self))}
+
     learning_rate: float | Callable[[float], float] = 1e-3
     """Adam step size, the same for the actor and the critics, in (0, 1]; or a schedule of progress_remaining
     (td3_steps.schedules.LinearSchedule, or any callable)."""
@@ -145,7 +158,7 @@ class TD3Config:
     policy_delay: int = 2
     """d: the actor and the targets move once every d critic updates (step 13)."""
     target_policy_noise: float = 0.2
-    """sigma of the target smoothing noise (step 6; the paper's sigma~), relative to the half-range."""
+    """sigma of the target smoothing noise (step 6; sigma~ in the paper's Algorithm 1), relative to the half-range."""
     target_noise_clip: float = 0.5
     """c: the smoothing noise is clipped to [-c, c] times the half-range (step 6)."""
     exploration_noise: float | Callable[[float], float] = 0.1
@@ -278,7 +291,8 @@ class TD3Config:
                     raise ConfigError(
                         f"TD3Config.{name} = {value!r} is not a schedule td3_steps knows: {error}"
                     ) from None
-        return cls(**data)
+        computed = {f.name for f in dataclasses.fields(cls) if not f.init}  # to_dict has them; __post_init__ sets them
+        return cls(**{name: value for name, value in data.items() if name not in computed})
 
     @classmethod
     def from_preset(cls, name: str) -> TD3Config:
@@ -322,8 +336,13 @@ def not_fields(names: Iterable, config_class: type[TD3Config]) -> list:
 
 
 def required_fields(config_class: type[TD3Config]) -> list[str]:
-    """The fields of `config_class` without a default: none of TD3Config's; a variant's subclass may have some."""
-    return [f.name for f in dataclasses.fields(config_class) if f.default is f.default_factory is dataclasses.MISSING]
+    """The fields of `config_class` without a default that its __init__ takes: none of TD3Config's; a variant's
+    subclass may have some (a field with init=False is set by its __post_init__, not given)."""
+    return [
+        f.name
+        for f in dataclasses.fields(config_class)
+        if f.init and f.default is f.default_factory is dataclasses.MISSING
+    ]
 
 
 @cache

@@ -1,6 +1,7 @@
 """Fixtures shared by the tests: small configs, toy environments, parameter snapshots, the checkers' loop,
 and the `pybullet` marker, which skips a test (saying why) where pybullet is not installed."""
 
+import os
 import tempfile
 from importlib.util import find_spec
 from pathlib import Path
@@ -144,6 +145,22 @@ def files_in():
     return lambda folder: {
         p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(Path(folder).rglob("*")) if p.is_file()
     }
+
+
+@pytest.fixture
+def synced_files(monkeypatch):
+    """The paths of the files os.fsync is asked to keep, in order, from now on: what an atomic write flushes before
+    its rename (the folders it syncs after the rename, for a power cut, are left out)."""
+    synced, fsync = [], os.fsync
+
+    def recording(fd):
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if not os.path.isdir(path):
+            synced.append(Path(path))
+        return fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    return synced
 
 
 # ---------------------------------------------------------------- the exercise checkers

@@ -4,7 +4,6 @@ measurement starts; their result files are checked first and written whole."""
 import importlib
 import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -101,21 +100,21 @@ RESULTS = {
 
 
 @pytest.mark.parametrize("name", ["overestimation", "policy_delay"])
-def test_out_is_written_whole_with_its_missing_directories(bench, monkeypatch, tmp_path, name):
+def test_out_is_written_whole_with_its_missing_directories(bench, monkeypatch, tmp_path, name, synced_files):
     """--out in a directory yet to be made was a FileNotFoundError after all the training; the file was written in
     place (write_text), so that a crash or a full disk could leave half of it."""
     module = bench[name]
     pool(monkeypatch, module, InProcess)
     monkeypatch.setattr(module, "run", RESULTS[name])
-    synced, fsync = [], os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
     out = tmp_path / "new" / "folder" / f"{name}.json"
     module.main(["--seeds", "0", "1", "--steps", "2000", "--out", str(out)])
     written = json.loads(out.read_text())
     assert written["steps"] == ([2000] if name == "overestimation" else [1000, 2000])
     assert list(written["runs"]) == ["1", "2"] and list(written["runs"]["1"]) == ["0", "1"]
     assert written["command"] == f"python benchmarks/{name}.py --seeds 0 1 --steps 2000 --out {out}"
-    assert synced and sorted(p.name for p in out.parent.iterdir()) == [out.name]
+    assert synced_files == [out.with_name(out.name + ".tmp")] and sorted(p.name for p in out.parent.iterdir()) == [
+        out.name
+    ]
 
 
 def test_results_that_cannot_be_written_at_the_end_are_printed(bench, monkeypatch, capsys, tmp_path):

@@ -86,6 +86,7 @@ def test_stable_baselines3_keywords_of_load_say_what_does_their_work(tmp_path, s
     path = tmp_path / "ckpt"
     loaded = TD3.load(path, config=TD3.load(path, memory=False).config.replace(learning_rate=1e-4), device="cpu")
     assert loaded.config.learning_rate == 1e-4 and loaded.num_steps == 130
+    assert TD3.load(path, device="cpu", force_reset=False).num_steps == 130  # what load does, as learn's reset_num_...
 
 
 def test_a_variant_with_a_required_field_is_told_to_give_a_config_for_a_plain_checkpoint(tmp_path, small_config):
@@ -104,6 +105,13 @@ def test_a_variant_with_a_required_field_is_told_to_give_a_config_for_a_plain_ch
         Variant.load(tmp_path / "ckpt", device="cpu")
     loaded = Variant.load(tmp_path / "ckpt", config=Required(**small_config.to_dict(), beta=0.5), device="cpu")
     assert loaded.config.beta == 0.5 and loaded.num_steps == 130
+    # beta=... given to load, as Stable-Baselines3 takes it: its reply's config.replace cannot load this checkpoint
+    with pytest.raises(
+        TypeError, match=r"saved without beta .* Variant\.load\(path, config=Required\(beta=\.\.\., net"
+    ):
+        Variant.load(tmp_path / "ckpt", device="cpu", beta=0.5)
+    with pytest.raises(TypeError, match=r"^Variant\.load\(\) takes no argument 'devic' \(did you mean 'device'\?\)"):
+        Variant.load(tmp_path / "ckpt", devic="cpu")  # was named TD3.load()
 
 
 def test_a_mid_episode_checkpoint_loaded_into_another_env_says_it_may_be_another_env(tmp_path, small_config):

@@ -1,7 +1,9 @@
 """td3_steps.config: every field checked at construction, named in the error; JSON; presets; the field docs."""
 
+import copy
 import dataclasses
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -149,6 +151,39 @@ def test_config_of_takes_a_variants_config_only_for_the_variant():
         ConfigError, match=r"callable .* config=Required\(learning_rate=\.\.\., tau=0\.01, beta=0\.5\)\)"
     ):
         Required.from_dict(Required(learning_rate=lambda progress: 1e-3, beta=0.5, tau=0.01).to_dict())  # was cls()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RequiredConfig(TD3Config):  # at module level, where pickle finds it
+    beta: float
+
+
+def test_a_config_with_a_required_field_is_copied_and_pickled():
+    """copy, deepcopy and pickle make the object with __new__ alone: its check of the fields without a default said
+    "RequiredConfig needs beta" to copy.deepcopy(model) of a variant, and to a config sent to a sweep's workers."""
+    config = RequiredConfig(beta=0.5, tau=0.01)
+    for copied in (copy.copy(config), copy.deepcopy(config), pickle.loads(pickle.dumps(config))):
+        assert copied == config and type(copied) is RequiredConfig
+    assert pickle.loads(pickle.dumps(config, protocol=2)) == config
+    with pytest.raises(ConfigError, match=r"^RequiredConfig needs beta"):
+        RequiredConfig(tau=0.01)  # still said where the config is made
+
+
+def test_a_field_set_by_post_init_is_not_asked_for():
+    """A field with init=False and no default, which the subclass's __post_init__ sets, cannot be given: it was
+    asked for ("give it, Derived(half_tau=...)"), and the config could not be made at all."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Derived(TD3Config):
+        half_tau: float = dataclasses.field(init=False)
+
+        def __post_init__(self):
+            object.__setattr__(self, "half_tau", self.tau / 2)
+            super().__post_init__()
+
+    assert Derived(tau=0.01).half_tau == 0.005
+    config = Derived(tau=0.01)  # to_dict gives half_tau, which from_dict passed to __init__ (a TypeError on load)
+    assert Derived.from_dict(json.loads(json.dumps(config.to_dict()))) == config
 
 
 def test_stable_baselines3_replay_buffer_arguments_are_told_what_does_their_work():

@@ -67,15 +67,15 @@ def test_protocol_json_is_checked_writable_before_the_evaluation(runs, parser_er
     assert sorted(p.name for p in good.iterdir()) == ["policy.pt"]
 
 
-def test_protocol_json_is_written_whole(runs, monkeypatch):
+def test_protocol_json_is_written_whole(runs, monkeypatch, synced_files):
     """protocol.json was renamed into place without being flushed to the disk first (no fsync)."""
     good, _ = runs
     monkeypatch.setattr(Policy, "episode_returns", lambda self, n, **k: [-150.0] * n)
-    synced = []
-    fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or fsync(fd))
     evaluate_agents.main([str(good), "--episodes", "2"])
-    assert len(synced) == 1 and sorted(p.name for p in good.iterdir()) == ["policy.pt", "protocol.json"]
+    assert synced_files == [good / "protocol.json.tmp"] and sorted(p.name for p in good.iterdir()) == [
+        "policy.pt",
+        "protocol.json",
+    ]
     written = json.loads((good / "protocol.json").read_text())
     assert written["env_id"] == "Pendulum-v1" and written["returns"] == [-150.0, -150.0]
 

@@ -1027,10 +1027,11 @@ def _train(model: TD3, run: dict, run_dir: Path, metrics: MetricsCSV) -> None:
         _exit_stopped(stopped.args[0], how, run_dir)
     final, best = scores[model.num_steps], best_evaluation_step(scores)
     elapsed = time_offset + time.perf_counter() - t0
+    kept = BEST_POLICY if (run_dir / BEST_POLICY).is_file() else f"no {BEST_POLICY}: that actor's file was deleted"
     print(
         f"Final evaluation after {model.num_steps} steps: {final[0]:.1f} ± {final[1]:.1f}"
         f" over {_episodes(run['eval_episodes'])} ({elapsed:.0f} s of training).\n"
-        f"Best evaluation: {scores[best][0]:.1f} ± {scores[best][1]:.1f} at step {best} ({BEST_POLICY}).\n"
+        f"Best evaluation: {scores[best][0]:.1f} ± {scores[best][1]:.1f} at step {best} ({kept}).\n"
         f"Run directory: {run_dir} ({RUN_FILE}, {METRICS}, {LEARNING_CURVE}, {POLICY}, {BEST_POLICY}, {CHECKPOINT}/)"
     )
 

@@ -59,7 +59,11 @@ def _copy(env: str | gym.Env) -> gym.Env:
             )
     if unrecorded:
         why = f"its wrapper(s) {', '.join(unrecorded)} do not record their arguments"
-        fix = "Make each of them inherit gymnasium.utils.RecordConstructorArgs, as gymnasium's own wrappers do."
+        fix = (  # inheriting alone records nothing: its __init__ must run, or gymnasium's checker fails the wrapper
+            "Make each of them inherit gymnasium.utils.RecordConstructorArgs and, first in its __init__, record the"
+            " arguments it takes besides env, as gymnasium's own wrappers do: a wrapper made as MyWrapper(env, scale)"
+            " calls gymnasium.utils.RecordConstructorArgs.__init__(self, scale=scale)."
+        )
     else:
         why = "it was not made by gymnasium.make, so it has no spec"
         fix = "Register it (gymnasium.register) and make it with gymnasium.make, or pass its id."

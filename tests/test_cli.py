@@ -174,6 +174,20 @@ def test_a_damaged_checkpoint_is_said_with_what_the_command_line_can_do(tmp_path
     assert line.endswith("its policy.pt and best_policy.pt, where written, still evaluate."), line
 
 
+def test_the_summary_does_not_name_a_best_policy_that_was_deleted(tmp_path, capsys, monkeypatch):
+    """Deleting a damaged best_policy.pt gives it up (its error says so); where no later evaluation beat it, the summary
+    still named best_policy.pt as the best evaluation's actor."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    (run / "best_policy.pt").unlink()
+    monkeypatch.setattr(Policy, "episode_returns", lambda self, n, *a, **k: [-1e6] * n)  # none better later
+    capsys.readouterr()
+    main(["train", "--resume", str(run), "--steps", "1300"])
+    out = capsys.readouterr().out
+    assert "at step 650 (no best_policy.pt: that actor's file was deleted)." in out, out
+    assert not (run / "best_policy.pt").exists()
+
+
 def test_render_refuses_a_folder_it_cannot_write_before_recording(tmp_path, capsys, monkeypatch):
     """Rendering into a read-only folder recorded the whole episode, then failed."""
     run = tmp_path / "run"

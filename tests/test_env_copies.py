@@ -165,6 +165,47 @@ def test_an_env_neither_made_again_nor_copied_is_named(small_config):
         model.evaluate(1)
 
 
+class ScaledActions(gym.ActionWrapper):
+    """Actions scaled by `scale`; holds a lock, which copy.deepcopy cannot copy, and records no arguments."""
+
+    def __init__(self, env, scale):
+        super().__init__(env)
+        self.scale, self.lock = scale, threading.Lock()
+
+    def action(self, action):
+        return action * self.scale
+
+
+class Inherits(ScaledActions, gym.utils.RecordConstructorArgs):
+    """Inherits RecordConstructorArgs, and no more."""
+
+
+class Recorded(ScaledActions, gym.utils.RecordConstructorArgs):
+    """What the message says: inherit it, and record the arguments first in __init__."""
+
+    def __init__(self, env, scale):
+        gym.utils.RecordConstructorArgs.__init__(self, scale=scale)
+        super().__init__(env, scale)
+
+
+def test_a_wrapper_that_does_what_the_message_says_is_made_again_for_evaluation(small_config):
+    """The message said only "inherit gymnasium.utils.RecordConstructorArgs": a wrapper that did no more recorded
+    nothing, and TD3 refused it ("'Inherits' object has no attribute '_saved_kwargs'"). It now gives the call that
+    records the arguments, and a wrapper that makes it is made again, with its own argument, and evaluates."""
+    model = TD3(ScaledActions(gym.make("Pendulum-v1"), 0.5), small_config, seed=0, device="cpu")
+    with pytest.raises(ValueError) as refused:
+        model.evaluate(1)
+    assert "gymnasium.utils.RecordConstructorArgs.__init__(self, scale=scale)" in str(refused.value)
+
+    with pytest.raises(ValueError, match="_saved_kwargs"):  # what inheriting alone gave
+        TD3(Inherits(gym.make("Pendulum-v1"), 0.5), small_config, seed=0, device="cpu")
+
+    model = TD3(Recorded(gym.make("Pendulum-v1"), 0.5), small_config, seed=0, device="cpu")
+    assert np.isfinite(model.evaluate(1)[0])
+    made_again = evaluation_copy(model.env)
+    assert isinstance(made_again, Recorded) and made_again.scale == 0.5 and made_again is not model.env
+
+
 @pytest.mark.pybullet
 def test_a_bullet_env_without_a_spec_is_not_copied():
     """Its deep copy shared the training env's physics: an evaluation moved the training episode's robot."""

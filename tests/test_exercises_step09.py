@@ -1,5 +1,7 @@
 """The step 9 checker accepts the right target and names each wrong target students write."""
 
+import re
+
 import torch
 
 from td3_steps import bellman_target
@@ -32,6 +34,20 @@ def test_accepts_the_right_target(capsys):
     assert check_bellman_target(right)
     assert check_bellman_target(lambda r, term, trunc, q, gamma: bellman_target(r, term, q, gamma))
     assert capsys.readouterr().out.count("Correct!") == 2
+
+
+def test_the_target_a_reply_gives_runs_as_written_in_my_target(capsys):
+    """The replies gave y = r + gamma * (1 - terminated) * next_q, but my_target's argument is reward: written in as
+    given, it raised NameError, and the checker's reply sent the student to run the cells above again."""
+    assert not check_bellman_target(target(mask=lambda terminated, truncated: 1 - truncated))
+    reply = " ".join(capsys.readouterr().out.split())
+    given = re.search(r"y = (.+? \* next_q)", reply).group(1)
+    namespace = {"torch": torch}
+    exec(  # the notebook's my_target, with the reply's y
+        f"def my_target(reward, terminated, truncated, next_q, gamma):\n    with torch.no_grad():\n        return {given}",
+        namespace,
+    )
+    assert check_bellman_target(namespace["my_target"])
 
 
 def in_place(reward, terminated, truncated, next_q, gamma):

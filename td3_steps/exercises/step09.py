@@ -29,7 +29,7 @@ from . import (
     squeeze_note,
 )
 
-RIGHT = "y = r + gamma * (1 - terminated) * next_q"
+RIGHT = "y = reward + gamma * (1 - terminated) * next_q"  # the names of my_target's arguments: it runs as written
 ROWS = ["ordinary", "terminated", "truncated", "terminated and truncated", "ordinary", "ordinary"]
 INPUTS = ("reward", "terminated", "truncated", "next_q")
 BOOTSTRAPS_EVERYWHERE = (
@@ -110,7 +110,7 @@ def mistakes(case: dict) -> list[Mistake]:
         ),
         Mistake(
             (1 - term) * (r + gamma * q),
-            f"you masked the reward too: a terminated transition still earns its reward, y = r there. {RIGHT}",
+            f"you masked the reward too: a terminated transition still earns its reward, y = reward there. {RIGHT}",
         ),
         *(
             Mistake(
@@ -265,5 +265,5 @@ def check_bellman_target(fn) -> bool:
     problems = [p for p in problems if p]
     return report(
         [UNTOUCHED] if problems == [BOOTSTRAPS_EVERYWHERE, INTO_NEXT_Q] else problems,
-        "y = r + gamma * (1 - terminated) * next_q: terminated stops the bootstrap, truncated does not, no gradient.",
+        f"{RIGHT}: terminated stops the bootstrap, truncated does not, no gradient.",
     )

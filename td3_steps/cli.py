@@ -44,8 +44,8 @@ import torch
 from . import __version__
 from .agent import TD3
 from .callbacks import NoUpdateWarning, evaluation_row
-from .checkpoint import REMEDY as CHECKPOINT_REMEDY
 from .checkpoint import (
+    MEMORY,
     CheckpointError,
     check_checkpoint_path,
     check_contents,
@@ -54,6 +54,7 @@ from .checkpoint import (
     find_checkpoint,
     foreign_files,
 )
+from .checkpoint import REMEDY as CHECKPOINT_REMEDY
 from .config import (
     CHOICES,
     PRESETS,
@@ -330,6 +331,12 @@ def _parser() -> argparse.ArgumentParser:
         f" hyperparameters (giving one is an error); {', '.join(map(_flag, RESUME_CHANGES.values()))} change it"
         " from the checkpoint on, and its run.json records the change (--device is this sitting's)",
     )  # fmt: skip
+    train.add_argument(
+        "--without-memory", action="store_true",
+        help="with --resume: go on from the checkpoint's networks and optimizers without its replay memory (a damaged"
+        " replay_memory.pt): the run gathers learning_starts transitions again, acting with its actor, and goes on"
+        " other than it would have; run.json records the step",
+    )  # fmt: skip
     train.add_argument("--device", type=_device, default="auto", help="auto, cpu or cuda (default: auto)")
     train.add_argument(
         "--threads", type=at_least(*RUN_RANGES["threads"]),
@@ -559,6 +566,8 @@ def _released_on_error(held: IO) -> Iterator[None]:
 
 
 def _new_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV, IO]:
+    if args.without_memory:
+        raise RunError("--without-memory goes with --resume RUN_DIR: a new run has no replay memory to leave out.")
     preset_name = args.preset or DEFAULT_PRESET
     preset = get_preset(preset_name)
     config = preset.config.replace(**_config_flags(args))
@@ -694,7 +703,7 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     held = _claim(run_dir)
     with _released_on_error(held):
         _use_threads(run)
-        model = _resumed_agent(run_dir, args.device, tensorboard_log)
+        model = _resumed_agent(run_dir, args.device, tensorboard_log, memory=not args.without_memory)
         if run["total_steps"] < model.num_steps:
             raise RunError(
                 f"{run_dir} has already taken {model.num_steps} steps, more than the {run['total_steps']} asked for"
@@ -702,6 +711,9 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
             )
         # before run.json records the changes: a metrics.csv it refuses (a damaged row) leaves the run as it was
         metrics = MetricsCSV(run_dir / METRICS, resume_from_step=model.num_steps)
+        if args.without_memory and model.num_steps < run["total_steps"]:  # what makes it differ from one never stopped
+            run["memory_dropped_at"] = [*run.get("memory_dropped_at", []), model.num_steps]
+            changes.append(f"the replay memory left out at step {model.num_steps}")
         if changes:
             _write_run(run_dir, run)
             print(f"From step {model.num_steps} on (recorded in {run_dir / RUN_FILE}): {', '.join(changes)}.",
@@ -714,18 +726,27 @@ def _resumed_run(args: argparse.Namespace) -> tuple[TD3, dict, Path, MetricsCSV,
     return model, run, run_dir, metrics, held
 
 
-def _resumed_agent(run_dir: Path, device: str, tensorboard_log) -> TD3:
-    """The run's agent, from its checkpoint. A damaged one gets the command line's way on, not TD3.load's calls."""
+def _resumed_agent(run_dir: Path, device: str, tensorboard_log, memory: bool) -> TD3:
+    """The run's agent, from its checkpoint (without its replay memory: --without-memory). A damaged one gets the
+    command line's way on, not TD3.load's calls."""
     try:
-        model = TD3.load(run_dir / CHECKPOINT, device=device, tensorboard_log=tensorboard_log)
+        model = TD3.load(run_dir / CHECKPOINT, device=device, memory=memory, tensorboard_log=tensorboard_log)
     except CheckpointError as error:
         problem = str(error)
         if not problem.endswith(CHECKPOINT_REMEDY):
             raise
+        run = shlex.quote(str(run_dir))
+        in_memory = str(find_checkpoint(run_dir / CHECKPOINT) / MEMORY) in problem
         raise CheckpointError(
             f"{problem.removesuffix(CHECKPOINT_REMEDY).rstrip()} The run cannot go on from it: restore"
-            f" {run_dir / CHECKPOINT} from a copy you kept, or train it again from the start (its flags and --out"
-            f" {shlex.quote(str(run_dir))} --force); its {POLICY} and {BEST_POLICY}, where written, still evaluate."
+            f" {run_dir / CHECKPOINT} from a copy you kept, "
+            + (
+                f"go on without the replay memory (train --resume {run} --without-memory: it is gathered again), "
+                if in_memory
+                else ""
+            )
+            + f"or train it again from the start (its flags and --out {run} --force); its {POLICY} and {BEST_POLICY},"
+            " where written, still evaluate."
         ) from error
     drop_stale_old(run_dir / CHECKPOINT)
     return model

@@ -174,6 +174,23 @@ def test_a_damaged_checkpoint_is_said_with_what_the_command_line_can_do(tmp_path
     assert line.endswith("its policy.pt and best_policy.pt, where written, still evaluate."), line
 
 
+def test_a_damaged_replay_memory_need_not_cost_the_run(tmp_path, capsys):
+    """A damaged replay_memory.pt blocked --resume for good: the command line could only train the run again."""
+    run = tmp_path / "run"
+    main(["train", "--out", str(run), *HALF])
+    memory = run / "checkpoint" / "replay_memory.pt"
+    memory.write_bytes(memory.read_bytes()[:-100] + bytes(100))  # its end lost in a copy
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert f"go on without the replay memory (train --resume {run} --without-memory: it is gathered again)" in line
+    main(["train", "--resume", str(run), "--steps", "1300", "--without-memory"])
+    assert "the replay memory left out at step 650" in capsys.readouterr().err
+    assert json.loads((run / "run.json").read_text())["memory_dropped_at"] == [650]
+    resumed = TD3.load(run / "checkpoint")  # saved whole again, with the memory gathered since
+    assert resumed.num_steps == 1300 and len(resumed.memory) == 650
+    line = fails(["train", "--out", str(tmp_path / "new"), "--without-memory", *HALF], capsys)
+    assert "--without-memory goes with --resume RUN_DIR" in line and not (tmp_path / "new").exists()
+
+
 def test_the_summary_does_not_name_a_best_policy_that_was_deleted(tmp_path, capsys, monkeypatch):
     """Deleting a damaged best_policy.pt gives it up (its error says so); where no later evaluation beat it, the summary
     still named best_policy.pt as the best evaluation's actor."""

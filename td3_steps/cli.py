@@ -732,13 +732,17 @@ def _resumed_agent(run_dir: Path, device: str, tensorboard_log, memory: bool) ->
     try:
         model = TD3.load(run_dir / CHECKPOINT, device=device, memory=memory, tensorboard_log=tensorboard_log)
     except CheckpointError as error:
-        problem = str(error)
-        if not problem.endswith(CHECKPOINT_REMEDY):
+        checkpoint, problem = find_checkpoint(run_dir / CHECKPOINT), str(error)
+        if problem.endswith(CHECKPOINT_REMEDY):
+            problem = problem.removesuffix(CHECKPOINT_REMEDY).rstrip()
+        elif not (checkpoint / "meta.json").is_file():  # TD3.load's advice is to give another directory
+            problem = f"{checkpoint} has no meta.json, which every checkpoint holds."
+        else:
             raise
         run = shlex.quote(str(run_dir))
-        in_memory = str(find_checkpoint(run_dir / CHECKPOINT) / MEMORY) in problem
+        in_memory = str(checkpoint / MEMORY) in problem
         raise CheckpointError(
-            f"{problem.removesuffix(CHECKPOINT_REMEDY).rstrip()} The run cannot go on from it: restore"
+            f"{problem} The run cannot go on from it: restore"
             f" {run_dir / CHECKPOINT} from a copy you kept, "
             + (
                 f"go on without the replay memory (train --resume {run} --without-memory: it is gathered again), "

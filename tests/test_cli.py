@@ -172,6 +172,9 @@ def test_a_damaged_checkpoint_is_said_with_what_the_command_line_can_do(tmp_path
     assert "state.pt does not match its sha256" in line and "TD3.load" not in line, line
     assert f"restore {run / 'checkpoint'} from a copy you kept, or train it again from the start" in line, line
     assert line.endswith("its policy.pt and best_policy.pt, where written, still evaluate."), line
+    (run / "checkpoint" / "meta.json").unlink()  # said "give the directory that TD3.save wrote", which it was
+    line = fails(["train", "--resume", str(run), "--steps", "1300"], capsys)
+    assert f"{run / 'checkpoint'} has no meta.json, which every checkpoint holds. The run cannot go on" in line, line
 
 
 def test_a_damaged_replay_memory_need_not_cost_the_run(tmp_path, capsys):

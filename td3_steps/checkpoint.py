@@ -572,11 +572,9 @@ def load_agent(cls, path, env, device, memory: bool, config: TD3Config | None, n
     keywords load does not name, such as Stable-Baselines3's hyperparameters or custom_objects, refused."""
     changed = [name for name in others if name in field_names(cls.config_class)]
     if changed:  # Stable-Baselines3's load sets such keywords on the model
-        name, config_name = changed[0], cls.config_class.__name__
+        name = changed[0]
         unsaved = (  # a field without a default, given perhaps because the checkpoint has none (a plain TD3's)
-            f"; a checkpoint saved without {name} (by TD3 itself) takes the whole config,"
-            f" {cls.__name__}.load(path, config={config_name}({name}=..., net_arch=...)), with the network settings"
-            " it was trained with"
+            f"; a checkpoint saved without {name} (by TD3 itself) takes the whole config, {_whole_config(cls, name)}"
             if name in required_fields(cls.config_class)
             else ""
         )
@@ -649,13 +647,19 @@ def _variant_hint(cls, saved: dict) -> str:
         )
     missing = [name for name in required_fields(cls.config_class) if name not in saved]
     if missing:
-        config_name = cls.config_class.__name__
         return (
             f" The checkpoint was saved without {', '.join(map(repr, missing))} (by TD3 itself, or another variant):"
-            f" give the config, {cls.__name__}.load(path, config={config_name}({missing[0]}=..., net_arch=...)), with"
-            " the network settings it was trained with."
+            f" give the config, {_whole_config(cls, missing[0])}."
         )
     return ""
+
+
+def _whole_config(cls, field: str) -> str:
+    """The load of a checkpoint that lacks `field`, a field of cls.config_class without a default: the whole config."""
+    return (
+        f"{cls.__name__}.load(path, config={cls.config_class.__name__}({field}=..., net_arch=...)), with the network"
+        " settings it was trained with"
+    )
 
 
 def _does_not_fit(path, error: Exception) -> CheckpointError:
